@@ -1,0 +1,49 @@
+// Bootstrap: who am I, how many, and an all-gather of small blobs before any
+// transport exists. Rank 0 (env) or the unique id's maker serves a small TCP
+// rendezvous; every client presents the job's 16-byte secret or is dropped.
+// The connections stay open for the communicator's lifetime: the root tells
+// every rank when another one disappears, so a dead peer becomes an error on
+// the others whatever transport they use.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hcomm/hcomm.h"
+
+namespace hcomm::bootstrap {
+
+using Secret = std::array<uint8_t, 16>;
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+
+  // From HCOMM_RANK, HCOMM_SIZE, HCOMM_ROOT (host:port) and HCOMM_SECRET (32
+  // hex digits); rank 0 serves the rendezvous at HCOMM_ROOT.
+  static std::unique_ptr<Bootstrap> from_env();
+  // From an id made by make_unique_id in some process of the job.
+  static std::unique_ptr<Bootstrap> from_unique_id(const hcomm_unique_id_t& id, int nranks, int rank);
+  // Starts a rendezvous service in this process (a thread that lives until
+  // its job's ranks have all left) and describes it in *id.
+  static void make_unique_id(hcomm_unique_id_t* id);
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every rank gives `len` bytes; `all` receives size()*len bytes in rank
+  // order. Fails (HCOMM_ERR_TIMEOUT / HCOMM_ERR_REMOTE) naming the missing
+  // ranks after HCOMM_TIMEOUT.
+  virtual void allgather(const void* mine, size_t len, void* all) = 0;
+  virtual void barrier() = 0;
+  // Non-blocking: the rank of a peer known to have died or left without
+  // saying goodbye, or -1.
+  virtual int failed_peer() = 0;
+  // Says goodbye (an orderly exit, not a failure) and closes.
+  virtual void close() = 0;
+};
+
+}  // namespace hcomm::bootstrap

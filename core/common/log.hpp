@@ -1,0 +1,28 @@
+// Logging by level and subsystem (HCOMM_DEBUG, HCOMM_DEBUG_SUBSYS,
+// HCOMM_DEBUG_FILE); lines are prefixed with host, pid and rank.
+#pragma once
+
+#include <string>
+
+#include "hcomm/plugin/plugin.h"
+
+namespace hcomm::log {
+
+enum Subsys : unsigned { INIT = 1, NET = 2, ALGO = 4, TOPO = 8, EXEC = 16, PLUGIN = 32, ALL = 63 };
+
+bool enabled(hcomm_log_level_t level, unsigned subsys);
+void write(hcomm_log_level_t level, unsigned subsys, const std::string& message);
+unsigned subsys_from_name(const char* name);  // 0 when unknown
+void set_rank(int rank);                       // shown in the prefix once known
+
+}  // namespace hcomm::log
+
+#define HCOMM_LOG(level, subsys, ...)                                             \
+  do {                                                                            \
+    if (::hcomm::log::enabled((level), (subsys)))                                 \
+      ::hcomm::log::write((level), (subsys), ::hcomm::format(__VA_ARGS__));       \
+  } while (0)
+#define HCOMM_WARN(subsys, ...) HCOMM_LOG(HCOMM_LOG_WARN, ::hcomm::log::subsys, __VA_ARGS__)
+#define HCOMM_INFO(subsys, ...) HCOMM_LOG(HCOMM_LOG_INFO, ::hcomm::log::subsys, __VA_ARGS__)
+#define HCOMM_DEBUG(subsys, ...) HCOMM_LOG(HCOMM_LOG_DEBUG, ::hcomm::log::subsys, __VA_ARGS__)
+#define HCOMM_TRACE(subsys, ...) HCOMM_LOG(HCOMM_LOG_TRACE, ::hcomm::log::subsys, __VA_ARGS__)

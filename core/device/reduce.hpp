@@ -1,0 +1,27 @@
+// Reduction kernels of the CPU device: the hot loop of every reducing
+// collective, vectorised to reach memory bandwidth.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hcomm/types.h"
+
+namespace hcomm::device {
+
+// dst[i] = a[i] op b[i] for i < count. dst may be a or b (same address), but
+// must not otherwise overlap them. AVG sums; when avg_divisor > 0 the result
+// is also divided by it (integers: truncating), in the same pass.
+void reduce(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const void* b, size_t count,
+            int avg_divisor);
+
+// dst[i] /= divisor, for AVG results produced without a final reduction.
+void divide(hcomm_dtype_t dtype, void* dst, size_t count, int divisor);
+
+// IEEE binary16 and bfloat16 conversions, round to nearest even; NaN stays NaN.
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+float bfloat16_to_float(uint16_t h);
+uint16_t float_to_bfloat16(float f);
+
+}  // namespace hcomm::device

@@ -1,0 +1,96 @@
+// C++ helpers for plugin authors (header only, optional): the C boundary
+// (exceptions become status codes), logging and settings through the core's
+// services. Plugins never link the core.
+#pragma once
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "hcomm/plugin/plugin.h"
+
+namespace hcomm::plugin {
+
+// The typed error a plugin throws inside; `boundary` turns it into a code.
+class Error : public std::runtime_error {
+ public:
+  Error(hcomm_result_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  hcomm_result_t code() const { return code_; }
+
+ private:
+  hcomm_result_t code_;
+};
+
+inline std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+inline std::string format(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char small[512];
+  int n = std::vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) return fmt;
+  if (static_cast<size_t>(n) < sizeof small) return std::string(small, static_cast<size_t>(n));
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  va_start(ap, fmt);
+  std::vsnprintf(out.data(), out.size(), fmt, ap);
+  va_end(ap);
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// The services the core handed to init, kept per plugin (one per .so).
+class Services {
+ public:
+  void set(const hcomm_plugin_services_t* s) { s_ = s; }
+  bool enabled(hcomm_log_level_t level, const char* subsys) const {
+    return s_ && s_->log_enabled(level, subsys);
+  }
+  void log(hcomm_log_level_t level, const char* subsys, const std::string& msg) const {
+    if (enabled(level, subsys)) s_->log(level, subsys, msg.c_str());
+  }
+  void set_error(const std::string& msg) const {
+    if (s_) s_->set_error(msg.c_str());
+  }
+  std::string setting(const char* name) const { return s_ ? s_->get_setting(name) : ""; }
+  // The core validated declared settings at start, so these parse.
+  long long setting_int(const char* name) const { return std::strtoll(setting(name).c_str(), nullptr, 10); }
+  unsigned long long setting_size(const char* name) const {
+    std::string v = setting(name);
+    char* end = nullptr;
+    unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    switch (end && *end ? *end : ' ') {
+      case 'G': case 'g': n <<= 30; break;
+      case 'M': case 'm': n <<= 20; break;
+      case 'K': case 'k': n <<= 10; break;
+      default: break;
+    }
+    return n;
+  }
+
+ private:
+  const hcomm_plugin_services_t* s_ = nullptr;
+};
+
+// Runs `body` at the C boundary: exceptions become status codes with text.
+template <class F>
+hcomm_result_t boundary(const Services& services, F&& body) noexcept {
+  try {
+    body();
+    return HCOMM_SUCCESS;
+  } catch (const Error& e) {
+    services.set_error(e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    services.set_error("out of memory");
+    return HCOMM_ERR_SYSTEM;
+  } catch (const std::exception& e) {
+    services.set_error(e.what());
+    return HCOMM_ERR_INTERNAL;
+  }
+}
+
+}  // namespace hcomm::plugin
+
+#define HCOMM_PLUGIN_THROW(code, ...) throw ::hcomm::plugin::Error((code), ::hcomm::plugin::format(__VA_ARGS__))
