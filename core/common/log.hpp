@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/common/error.hpp"
 #include "hcomm/plugin/plugin.h"
 
 namespace hcomm::log {
@@ -13,6 +14,8 @@ enum Subsys : unsigned { INIT = 1, NET = 2, ALGO = 4, TOPO = 8, EXEC = 16, PLUGI
 bool enabled(hcomm_log_level_t level, unsigned subsys);
 void write(hcomm_log_level_t level, unsigned subsys, const std::string& message);
 unsigned subsys_from_name(const char* name);  // 0 when unknown
+// "NET,ALGO" or "^EXEC" (all but); an empty list means ALL.
+unsigned parse_subsys_list(const std::string& text);
 void set_rank(int rank);                       // shown in the prefix once known
 
 }  // namespace hcomm::log

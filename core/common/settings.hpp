@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct Decl {
   std::string default_value;
   std::string doc;
   std::string owner;  // "core" or the plugin's name
+  // For STRING settings with a grammar: true if the text is acceptable, and
+  // the accepted forms for the error message.
+  std::function<bool(const std::string&)> check = nullptr;
+  std::string accepted = "";
 };
 
 // The core's own settings and those the loaded plugins declared.

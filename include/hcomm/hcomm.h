@@ -69,6 +69,34 @@ HCOMM_API hcomm_result_t hcomm_ibarrier(hcomm_comm_t comm, hcomm_request_t* requ
 HCOMM_API hcomm_result_t hcomm_test(hcomm_request_t request, int* done);
 HCOMM_API hcomm_result_t hcomm_wait(hcomm_request_t request);
 
+/* Introspection: the plugins found and every setting (what hcomm-info prints).
+ * The strings stay valid for the life of the process. */
+typedef struct hcomm_plugin_desc {
+  const char* file;     /* its path */
+  const char* kind;     /* transport, algorithm, device */
+  const char* name;
+  const char* vendor;   /* NULL when not loaded */
+  const char* version;  /* NULL when not loaded */
+  int abi_major, abi_minor;
+  const char* provides; /* algorithm plugins: their algorithms, comma separated */
+  hcomm_result_t status;
+  const char* error;    /* why it did not load; "" when loaded */
+} hcomm_plugin_desc_t;
+
+typedef struct hcomm_setting_desc {
+  const char* name;
+  const char* type;  /* int, size, bool, double, string */
+  const char* default_value;
+  const char* value; /* from the environment, NULL when unset */
+  const char* doc;
+  const char* owner; /* core or the plugin's name */
+} hcomm_setting_desc_t;
+
+HCOMM_API int hcomm_plugin_count(void);
+HCOMM_API hcomm_result_t hcomm_plugin_get(int index, hcomm_plugin_desc_t* desc);
+HCOMM_API int hcomm_setting_count(void);
+HCOMM_API hcomm_result_t hcomm_setting_get(int index, hcomm_setting_desc_t* desc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,64 @@
+// The links of one communicator: a transport net per usable transport and an
+// endpoint per peer on the transport that serves that pair best. Built at
+// communicator creation: addresses are all-gathered through the bootstrap,
+// each pair scored (both sides reach the same answer), endpoints connected
+// with a deadline.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/bootstrap/bootstrap.hpp"
+#include "core/exec/peer_io.hpp"
+#include "core/transport/transport.hpp"
+#include "hcomm/plugin/algorithm.h"
+
+namespace hcomm::comm {
+
+class Peers final : public exec::PeerIO {
+ public:
+  Peers(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key);
+  ~Peers() override;
+  Peers(const Peers&) = delete;
+  Peers& operator=(const Peers&) = delete;
+
+  void* isend(int peer, const void* buf, size_t len, uint64_t tag) override;
+  void* irecv(int peer, void* buf, size_t len, uint64_t tag) override;
+  bool test(int peer, void* request) override;
+  void progress() override;
+  void wait(int64_t timeout_us) override;
+  void check_peers() override;
+
+  // The transport serving a peer ("self" for this rank).
+  std::string transport_name(int peer) const;
+  // The slowest link's parameters, for the algorithms' cost functions.
+  hcomm_link_model_t link_model() const { return link_; }
+
+ private:
+  struct Net {
+    transport::Transport* transport;
+    void* handle = nullptr;
+    bool used = false;
+  };
+  struct Link {
+    Net* net = nullptr;
+    void* ep = nullptr;
+  };
+
+  void open_nets(const std::array<uint8_t, 16>& key);
+  void choose(const std::vector<uint8_t>& addresses);
+  void connect_all(const std::vector<uint8_t>& addresses);
+  const Link& link(int peer) const;
+  void release();  // closes endpoints and nets
+
+  bootstrap::Bootstrap& bootstrap_;
+  int rank_, size_;
+  bool ordered_ = false;  // HCOMM_TRANSPORTS gave a preference order
+  std::vector<std::unique_ptr<Net>> nets_;
+  std::vector<Link> links_;
+  hcomm_link_model_t link_{};
+};
+
+}  // namespace hcomm::comm

@@ -1,0 +1,108 @@
+#include "core/common/log.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "core/common/error.hpp"
+#include "core/common/settings.hpp"
+
+namespace hcomm::log {
+
+namespace {
+
+struct Names {
+  unsigned bit;
+  const char* name;
+};
+constexpr Names kSubsys[] = {{INIT, "INIT"}, {NET, "NET"},   {ALGO, "ALGO"},
+                             {TOPO, "TOPO"}, {EXEC, "EXEC"}, {PLUGIN, "PLUGIN"}};
+constexpr const char* kLevelNames[] = {"NONE", "WARN", "INFO", "DEBUG", "TRACE"};
+
+// Parsed once from the settings, which were validated before first use.
+struct Config {
+  hcomm_log_level_t level = HCOMM_LOG_WARN;
+  unsigned subsys = ALL;
+  FILE* out = stderr;
+  std::string host;
+  Config() {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    host = name;
+    std::string lv = settings::raw("HCOMM_DEBUG");
+    for (int i = 0; i <= HCOMM_LOG_TRACE; ++i)
+      if (strcasecmp(lv.c_str(), kLevelNames[i]) == 0) level = static_cast<hcomm_log_level_t>(i);
+    subsys = parse_subsys_list(settings::raw("HCOMM_DEBUG_SUBSYS"));
+    std::string file = settings::raw("HCOMM_DEBUG_FILE");
+    if (!file.empty()) {
+      std::string path;
+      for (size_t i = 0; i < file.size(); ++i) {
+        if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'h') {
+          path += host, ++i;
+        } else if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'p') {
+          path += std::to_string(getpid()), ++i;
+        } else {
+          path += file[i];
+        }
+      }
+      if (FILE* f = std::fopen(path.c_str(), "a")) out = f;
+    }
+  }
+};
+
+Config& config() {
+  static Config c;
+  return c;
+}
+
+std::atomic<int> g_rank{-1};
+std::mutex g_write_mutex;
+
+}  // namespace
+
+unsigned parse_subsys_list(const std::string& text) {
+  if (text.empty()) return ALL;
+  bool negate = text[0] == '^';
+  unsigned mask = 0;
+  size_t start = negate ? 1 : 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    mask |= item == "ALL" ? static_cast<unsigned>(ALL) : subsys_from_name(item.c_str());
+    start = end + 1;
+  }
+  return negate ? (ALL & ~mask) : mask;
+}
+
+unsigned subsys_from_name(const char* name) {
+  for (const auto& s : kSubsys)
+    if (strcasecmp(name, s.name) == 0) return s.bit;
+  return 0;
+}
+
+bool enabled(hcomm_log_level_t level, unsigned subsys) {
+  const Config& c = config();
+  return level <= c.level && (c.subsys & subsys) != 0;
+}
+
+void write(hcomm_log_level_t level, unsigned subsys, const std::string& message) {
+  const Config& c = config();
+  const char* sub = "CORE";
+  for (const auto& s : kSubsys)
+    if (s.bit == subsys) sub = s.name;
+  int rank = g_rank.load(std::memory_order_relaxed);
+  std::string rank_text = rank >= 0 ? std::to_string(rank) : "?";
+  std::lock_guard<std::mutex> lock(g_write_mutex);
+  std::fprintf(c.out, "%s:%d:%s HCOMM %s %s %s\n", c.host.c_str(), static_cast<int>(getpid()), rank_text.c_str(),
+               kLevelNames[level], sub, message.c_str());
+  std::fflush(c.out);
+}
+
+void set_rank(int rank) { g_rank.store(rank, std::memory_order_relaxed); }
+
+}  // namespace hcomm::log

@@ -1,0 +1,42 @@
+// Plugin discovery and loading (Boost.DLL). Plugins are found in the folders of
+// HCOMM_PLUGIN_PATH, then beside libhcomm (<libdir>/hcomm, where they are
+// installed and where the build tree puts them), then the build tree. The
+// first file of a given name wins. Loaded plugins stay loaded for the life of
+// the process, so their function pointers stay valid.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hcomm/plugin/plugin.h"
+
+namespace hcomm::plugin {
+
+struct PluginInfo {
+  std::string path;
+  std::string file_name;        // libhcomm_<kind>_<name>.so
+  hcomm_plugin_kind_t expected_kind;  // from the file name
+  std::string expected_name;          // from the file name
+  const hcomm_plugin_header_t* header = nullptr;  // set when loaded
+  hcomm_result_t status = HCOMM_SUCCESS;
+  std::string error;  // why it did not load
+  bool loaded() const { return header != nullptr; }
+};
+
+const char* kind_name(hcomm_plugin_kind_t kind);
+
+// The folders searched, in order.
+std::vector<std::string> search_dirs();
+
+// Loads and checks one plugin file; throws Error(HCOMM_ERR_PLUGIN) whose text
+// says which check failed: not found, load failed (the loader's reason),
+// symbol missing, ABI unsupported (both versions), kind or name mismatch.
+const hcomm_plugin_header_t* load(const std::string& path);
+
+// Every plugin file found in search_dirs(), each loaded once (process-wide);
+// those that failed carry their error. Declared settings of loaded plugins are
+// registered with the settings module.
+const std::vector<PluginInfo>& discovered();
+
+}  // namespace hcomm::plugin

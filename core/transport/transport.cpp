@@ -1,0 +1,116 @@
+#include "core/transport/transport.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+
+#include "core/common/error.hpp"
+#include "core/common/log.hpp"
+#include "core/common/settings.hpp"
+#include "core/plugin/loader.hpp"
+#include "core/plugin/services.hpp"
+
+namespace hcomm::transport {
+
+namespace {
+
+bool all_mandatory(const hcomm_transport_v1_t* t) {
+  return HCOMM_IFACE_HAS(t, init) && HCOMM_IFACE_HAS(t, finalize) && HCOMM_IFACE_HAS(t, properties) &&
+         HCOMM_IFACE_HAS(t, open) && HCOMM_IFACE_HAS(t, close) && HCOMM_IFACE_HAS(t, address) &&
+         HCOMM_IFACE_HAS(t, score) && HCOMM_IFACE_HAS(t, connect) && HCOMM_IFACE_HAS(t, ep_ready) &&
+         HCOMM_IFACE_HAS(t, ep_close) && HCOMM_IFACE_HAS(t, isend) && HCOMM_IFACE_HAS(t, irecv) &&
+         HCOMM_IFACE_HAS(t, test) && HCOMM_IFACE_HAS(t, progress);
+}
+
+// Every loaded transport plugin, initialised once; failures are logged and skipped.
+std::vector<std::unique_ptr<Transport>>& initialised() {
+  static std::once_flag once;
+  static std::vector<std::unique_ptr<Transport>> list;
+  std::call_once(once, [] {
+    for (const plugin::PluginInfo& p : plugin::discovered()) {
+      if (!p.loaded() || p.header->kind != HCOMM_PLUGIN_TRANSPORT) continue;
+      try {
+        list.push_back(std::make_unique<Transport>(p.header, p.path));
+      } catch (const Error& e) {
+        HCOMM_WARN(NET, "transport %s unusable: %s", p.expected_name.c_str(), e.what());
+      }
+    }
+  });
+  return list;
+}
+
+}  // namespace
+
+Transport::Transport(const hcomm_plugin_header_t* header, const std::string& path)
+    : name_(header->name), iface_(static_cast<const hcomm_transport_v1_t*>(header->iface)) {
+  if (!all_mandatory(iface_)) {
+    HCOMM_THROW(HCOMM_ERR_PLUGIN, "plugin %s: its transport interface lacks a mandatory function (size %zu)",
+                path.c_str(), iface_->size);
+  }
+  check(iface_->init(plugin::services(), &ctx_), "init");
+  props_.size = sizeof props_;
+  check(iface_->properties(ctx_, &props_), "properties");
+}
+
+Transport::~Transport() {
+  if (ctx_) iface_->finalize(ctx_);
+}
+
+void Transport::check(hcomm_result_t rc, const char* what) const {
+  if (rc == HCOMM_SUCCESS) return;
+  std::string text = last_error();
+  if (text.empty()) text = "no detail given";
+  HCOMM_THROW(rc, "%s: %s: %s", name_.c_str(), what, text.c_str());
+}
+
+Filter parse_filter(const std::string& text) {
+  Filter f;
+  size_t start = 0;
+  if (!text.empty() && text[0] == '^') f.exclude = true, start = 1;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string name = text.substr(start, end - start);
+    if (name.empty() || name.find('^') != std::string::npos)
+      HCOMM_THROW(HCOMM_ERR_CONFIG,
+                  "HCOMM_TRANSPORTS='%s' does not parse: expected names separated by commas, either all included "
+                  "('shm,tcp') or all excluded ('^shm'); mixing include and exclude is not allowed",
+                  text.c_str());
+    f.names.push_back(name);
+    start = end + 1;
+  }
+  if (f.exclude && f.names.empty())
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TRANSPORTS='^' excludes nothing: name the transports to exclude");
+  return f;
+}
+
+Allowed allowed() {
+  Filter f = parse_filter(settings::get_string("HCOMM_TRANSPORTS"));
+  auto& all = initialised();
+  std::string loaded;
+  for (auto& t : all) loaded += (loaded.empty() ? "" : ", ") + t->name();
+  auto find = [&](const std::string& n) -> Transport* {
+    for (auto& t : all)
+      if (t->name() == n) return t.get();
+    return nullptr;
+  };
+  Allowed out{{}, !f.exclude && !f.names.empty()};
+  if (out.ordered) {
+    for (const std::string& n : f.names) {
+      Transport* t = find(n);
+      if (!t)
+        HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TRANSPORTS names transport '%s', which is not loaded (loaded: %s)",
+                    n.c_str(), loaded.empty() ? "none" : loaded.c_str());
+      out.transports.push_back(t);
+    }
+  } else {
+    for (auto& t : all)
+      if (std::find(f.names.begin(), f.names.end(), t->name()) == f.names.end()) out.transports.push_back(t.get());
+  }
+  if (out.transports.empty())
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "no transport left to use (loaded: %s; HCOMM_TRANSPORTS='%s'); see hcomm-info",
+                loaded.empty() ? "none" : loaded.c_str(), settings::raw("HCOMM_TRANSPORTS").c_str());
+  return out;
+}
+
+}  // namespace hcomm::transport

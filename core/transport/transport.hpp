@@ -1,0 +1,49 @@
+// The transport plugins as the core uses them: each loaded and initialised
+// once per process, then filtered and ordered by HCOMM_TRANSPORTS.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hcomm/plugin/transport.h"
+
+namespace hcomm::transport {
+
+class Transport {
+ public:
+  Transport(const hcomm_plugin_header_t* header, const std::string& path);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  const std::string& name() const { return name_; }
+  const hcomm_transport_v1_t& iface() const { return *iface_; }
+  void* ctx() const { return ctx_; }
+  const hcomm_transport_props_t& props() const { return props_; }
+  bool has_wait() const { return HCOMM_IFACE_HAS(iface_, wait); }
+  // Throws Error(rc, "<transport>: <what>: <the plugin's text>") unless rc is success.
+  void check(hcomm_result_t rc, const char* what) const;
+
+ private:
+  std::string name_;
+  const hcomm_transport_v1_t* iface_;
+  void* ctx_ = nullptr;
+  hcomm_transport_props_t props_{};
+};
+
+// HCOMM_TRANSPORTS: "a,b" (only these, in this order) or "^a,b" (all but these).
+struct Filter {
+  bool exclude = false;
+  std::vector<std::string> names;
+};
+Filter parse_filter(const std::string& text);  // throws HCOMM_ERR_CONFIG
+
+struct Allowed {
+  std::vector<Transport*> transports;
+  bool ordered;  // true: the user's order is the preference, else link scores decide
+};
+// The transports this process may use; throws if HCOMM_TRANSPORTS names one
+// that is not loaded, or if none is left.
+Allowed allowed();
+
+}  // namespace hcomm::transport

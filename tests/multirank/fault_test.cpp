@@ -1,0 +1,239 @@
+// Faults: a rank killed mid-allreduce, a rank that never arrives, a stranger
+// knocking on the rendezvous. Each test forks its ranks itself (hcomm-run would
+// stop the survivors) and checks every survivor's outcome.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hcomm/hcomm.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What a rank reports back through shared memory.
+struct Outcome {
+  int rc;            // the failing call's result, or HCOMM_SUCCESS
+  double seconds;    // from the start of the failing call to its error
+  char message[1024];
+};
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string random_secret() {
+  unsigned char b[16];
+  EXPECT_EQ(getrandom(b, sizeof b, 0), 16);
+  char hex[33];
+  for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", b[i]);
+  return hex;
+}
+
+// A job of forked ranks sharing one rendezvous.
+class Job {
+ public:
+  Job(int nranks, const char* transports, const char* timeout_s)
+      : nranks_(nranks), port_(free_port()), secret_(random_secret()), transports_(transports), timeout_(timeout_s) {
+    void* p = mmap(nullptr, sizeof(Outcome) * nranks, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    outcomes_ = static_cast<Outcome*>(p);
+    for (int r = 0; r < nranks; ++r) outcomes_[r] = Outcome{-1, 0, "did not report"};
+  }
+  ~Job() {
+    for (size_t i = 0; i < pids_.size(); ++i)
+      if (!reaped_[i]) kill(pids_[i], SIGKILL), waitpid(pids_[i], nullptr, 0);
+    munmap(outcomes_, sizeof(Outcome) * nranks_);
+  }
+
+  int port() const { return port_; }
+  const Outcome& outcome(int r) const { return outcomes_[r]; }
+  const std::vector<pid_t>& pids() const { return pids_; }
+
+  // Forks rank r running body(comm, outcome); the rank records its outcome.
+  void spawn(int r, const std::function<void(hcomm_comm_t, Outcome&)>& body) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      setenv("HCOMM_RANK", std::to_string(r).c_str(), 1);
+      setenv("HCOMM_SIZE", std::to_string(nranks_).c_str(), 1);
+      setenv("HCOMM_ROOT", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
+      setenv("HCOMM_SECRET", secret_.c_str(), 1);
+      setenv("HCOMM_TRANSPORTS", transports_, 1);
+      setenv("HCOMM_TIMEOUT", timeout_, 1);
+      Outcome& out = outcomes_[r];
+      hcomm_comm_t comm = nullptr;
+      auto start = Clock::now();
+      hcomm_result_t rc = hcomm_comm_init_env(&comm);
+      out = Outcome{rc, std::chrono::duration<double>(Clock::now() - start).count(), ""};
+      std::snprintf(out.message, sizeof out.message, "%s", rc ? hcomm_get_last_error() : "");
+      if (rc == HCOMM_SUCCESS) body(comm, out);
+      _exit(0);
+    }
+    pids_.push_back(pid);
+    reaped_.push_back(false);
+  }
+
+  // Waits for every rank (bounded); returns their wait statuses, -1 for a rank still running.
+  std::vector<int> join(double limit_s) {
+    std::vector<int> status(pids_.size(), -1);
+    auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
+    for (size_t left = pids_.size(); left && Clock::now() < deadline; usleep(10000))
+      for (size_t i = 0; i < pids_.size(); ++i)
+        if (!reaped_[i] && waitpid(pids_[i], &status[i], WNOHANG) == pids_[i]) reaped_[i] = true, --left;
+    for (size_t i = 0; i < pids_.size(); ++i)
+      if (!reaped_[i]) status[i] = -1;
+    return status;
+  }
+
+ private:
+  int nranks_, port_;
+  std::string secret_;
+  const char* transports_;
+  const char* timeout_;
+  Outcome* outcomes_;
+  std::vector<pid_t> pids_;
+  std::vector<bool> reaped_;
+};
+
+// Runs allreduces until one fails, recording the failing call.
+void allreduce_until_error(hcomm_comm_t comm, Outcome& out) {
+  std::vector<float> buf(1 << 20, 1.0f);
+  for (int i = 0; i < 2000; ++i) {
+    auto start = Clock::now();
+    hcomm_result_t rc = hcomm_allreduce(buf.data(), buf.data(), buf.size(), HCOMM_FLOAT32, HCOMM_SUM, comm, nullptr);
+    if (rc != HCOMM_SUCCESS) {
+      out.rc = rc;
+      out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      std::snprintf(out.message, sizeof out.message, "%s", hcomm_get_last_error());
+      return;
+    }
+  }
+  out.rc = HCOMM_SUCCESS;
+  std::snprintf(out.message, sizeof out.message, "2000 allreduces succeeded although a peer died");
+}
+
+std::vector<std::string> shm_leftovers(const std::vector<pid_t>& pids) {
+  std::vector<std::string> found;
+  DIR* d = opendir("/dev/shm");
+  if (!d) return found;
+  while (dirent* e = readdir(d))
+    for (pid_t p : pids)
+      if (std::string(e->d_name).rfind("hcomm-shm-" + std::to_string(p) + "-", 0) == 0) found.push_back(e->d_name);
+  closedir(d);
+  return found;
+}
+
+class KilledRank : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(KilledRank, SurvivorsFailWithinFiveSecondsNamingThePeer) {
+  const int n = 4, victim = 2;
+  Job job(n, GetParam(), "30");
+  for (int r = 0; r < n; ++r)
+    job.spawn(r, [&](hcomm_comm_t comm, Outcome& out) {
+      if (r != victim) return allreduce_until_error(comm, out);
+      std::vector<float> buf(1 << 20, 1.0f);
+      for (int i = 0; i < 3; ++i)
+        hcomm_allreduce(buf.data(), buf.data(), buf.size(), HCOMM_FLOAT32, HCOMM_SUM, comm, nullptr);
+      hcomm_request_t req;
+      hcomm_iallreduce(buf.data(), buf.data(), buf.size(), HCOMM_FLOAT32, HCOMM_SUM, comm, &req);
+      int done = 0;
+      hcomm_test(req, &done);
+      raise(SIGKILL);  // dies mid-allreduce
+    });
+  std::vector<int> status = job.join(60);
+  bool someone_named_victim = false;
+  for (int r = 0; r < n; ++r) {
+    if (r == victim) {
+      EXPECT_TRUE(WIFSIGNALED(status[r]) && WTERMSIG(status[r]) == SIGKILL);
+      continue;
+    }
+    ASSERT_NE(status[r], -1) << "rank " << r << " hung";
+    const Outcome& o = job.outcome(r);
+    EXPECT_EQ(o.rc, HCOMM_ERR_REMOTE) << "rank " << r << ": " << o.message;
+    EXPECT_LT(o.seconds, 5.0) << "rank " << r << ": " << o.message;
+    EXPECT_NE(std::strstr(o.message, "allreduce"), nullptr) << o.message;
+    someone_named_victim |= std::strstr(o.message, "rank 2") != nullptr;
+  }
+  EXPECT_TRUE(someone_named_victim) << "no survivor named the dead rank 2";
+  EXPECT_TRUE(shm_leftovers(job.pids()).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, KilledRank, ::testing::Values("tcp", "shm"));
+
+TEST(MissingRank, EveryoneFailsAtTheDeadlineNamingIt) {
+  Job job(3, "tcp", "2");
+  for (int r = 0; r < 2; ++r) job.spawn(r, [](hcomm_comm_t, Outcome&) {});
+  std::vector<int> status = job.join(20);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_NE(status[r], -1) << "rank " << r << " hung";
+    const Outcome& o = job.outcome(r);
+    EXPECT_EQ(o.rc, HCOMM_ERR_TIMEOUT) << o.message;
+    EXPECT_GE(o.seconds, 1.5);
+    EXPECT_LT(o.seconds, 8.0);
+    EXPECT_NE(std::strstr(o.message, "2"), nullptr) << "the missing rank is not named: " << o.message;
+  }
+}
+
+TEST(Rendezvous, StrangerWithoutTheSecretIsRejectedAndTheJobRuns) {
+  Job job(2, "tcp", "20");
+  for (int r = 0; r < 2; ++r)
+    job.spawn(r, [](hcomm_comm_t comm, Outcome& out) {
+      std::vector<int32_t> v(1000, 1);
+      for (int i = 0; i < 20; ++i) {
+        usleep(50000);
+        if ((out.rc = hcomm_allreduce(v.data(), v.data(), v.size(), HCOMM_INT32, HCOMM_SUM, comm, nullptr))) return;
+      }
+      bool right = true;
+      for (int32_t x : v) right &= x == (1 << 20);
+      if (!right) out.rc = 100;
+      hcomm_comm_destroy(comm);
+    });
+  // Knock while the job runs: garbage, then a long silence; both must be dropped.
+  usleep(300000);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(job.port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    if (attempt == 0) {
+      char junk[256];
+      getrandom(junk, sizeof junk, 0);
+      send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+    }
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char c;
+    EXPECT_EQ(recv(fd, &c, 1, 0), 0) << "the rendezvous did not drop a client without the secret within 5 s";
+    close(fd);
+  }
+  std::vector<int> status = job.join(30);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_NE(status[r], -1) << "rank " << r << " hung";
+    EXPECT_EQ(job.outcome(r).rc, HCOMM_SUCCESS) << "rank " << r << ": " << job.outcome(r).message;
+  }
+}
+
+}  // namespace
