@@ -37,7 +37,7 @@ TEST(Loader, CorruptFileGivesTheLoadersReason) {
   auto dir = std::filesystem::temp_directory_path() / ("hcomm-loader-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string path = (dir / "libhcomm_transport_corrupt.so").string();
-  std::ofstream(path) << "this is not an ELF file";
+  std::ofstream(path) << std::string(4096, 'x');  // long enough to be read as a header
   std::string e = load_error(path);
   expect_contains(e, "load failed");
   expect_contains(e, "ELF");  // the dynamic loader's own words

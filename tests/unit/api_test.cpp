@@ -1,0 +1,119 @@
+// The C API's argument checks: every bad argument is a clear error naming
+// it, nothing crashes, and the communicator stays usable afterwards.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "hcomm/hcomm.h"
+#include "hcomm/hcomm.hpp"
+
+namespace {
+
+class Api : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("HCOMM_TRANSPORTS", "tcp", 1);
+    hcomm_unique_id_t id;
+    ASSERT_EQ(hcomm_get_unique_id(&id), HCOMM_SUCCESS) << hcomm_get_last_error();
+    ASSERT_EQ(hcomm_comm_init_rank(&comm_, &id, 1, 0), HCOMM_SUCCESS) << hcomm_get_last_error();
+  }
+  static void TearDownTestSuite() {
+    EXPECT_EQ(hcomm_comm_destroy(comm_), HCOMM_SUCCESS);
+    unsetenv("HCOMM_TRANSPORTS");
+  }
+  static void expect_error(hcomm_result_t rc, hcomm_result_t code, const std::string& part) {
+    EXPECT_EQ(rc, code) << hcomm_get_last_error();
+    EXPECT_NE(std::string(hcomm_get_last_error()).find(part), std::string::npos)
+        << "'" << hcomm_get_last_error() << "' lacks '" << part << "'";
+  }
+  static hcomm_comm_t comm_;
+};
+hcomm_comm_t Api::comm_ = nullptr;
+
+TEST_F(Api, NullBufferWithCountIsAnError) {
+  float x = 1;
+  expect_error(hcomm_allreduce(nullptr, &x, 1, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "hcomm_allreduce: sendbuf is NULL");
+  expect_error(hcomm_allreduce(&x, nullptr, 1, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "recvbuf is NULL");
+  expect_error(hcomm_broadcast(&x, nullptr, 1, HCOMM_FLOAT32, 0, comm_, nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "hcomm_broadcast: recvbuf is NULL");
+  EXPECT_EQ(hcomm_allreduce(nullptr, nullptr, 0, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr), HCOMM_SUCCESS)
+      << "count 0 needs no buffers";
+}
+
+TEST_F(Api, UnknownDtypeAndOp) {
+  float x = 1, y = 0;
+  expect_error(hcomm_allreduce(&x, &y, 1, static_cast<hcomm_dtype_t>(42), HCOMM_SUM, comm_, nullptr),
+               HCOMM_ERR_INVALID_ARGUMENT, "dtype 42");
+  expect_error(hcomm_allreduce(&x, &y, 1, static_cast<hcomm_dtype_t>(-1), HCOMM_SUM, comm_, nullptr),
+               HCOMM_ERR_INVALID_ARGUMENT, "dtype -1");
+  expect_error(hcomm_allreduce(&x, &y, 1, HCOMM_FLOAT32, static_cast<hcomm_op_t>(9), comm_, nullptr),
+               HCOMM_ERR_INVALID_ARGUMENT, "op 9");
+  expect_error(hcomm_broadcast(&x, &y, 1, static_cast<hcomm_dtype_t>(10), 0, comm_, nullptr),
+               HCOMM_ERR_INVALID_ARGUMENT, "dtype 10");
+}
+
+TEST_F(Api, CountThatOverflowsBytes) {
+  float x = 1, y = 0;
+  expect_error(hcomm_allreduce(&x, &y, SIZE_MAX / 2, HCOMM_FLOAT64, HCOMM_SUM, comm_, nullptr),
+               HCOMM_ERR_INVALID_ARGUMENT, "overflows");
+}
+
+TEST_F(Api, OtherBadArguments) {
+  float v[4] = {1, 2, 3, 4};
+  expect_error(hcomm_allreduce(v, v + 1, 2, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "overlap");
+  expect_error(hcomm_broadcast(v, v, 1, HCOMM_FLOAT32, 1, comm_, nullptr), HCOMM_ERR_INVALID_ARGUMENT, "root 1");
+  expect_error(hcomm_allreduce(v, v, 1, HCOMM_FLOAT32, HCOMM_SUM, nullptr, nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "comm is NULL");
+  expect_error(hcomm_iallreduce(v, v, 1, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "request is NULL");
+  int stream = 0;
+  expect_error(hcomm_allreduce(v, v, 1, HCOMM_FLOAT32, HCOMM_SUM, comm_, &stream), HCOMM_ERR_UNSUPPORTED,
+               "CUDA device plugin");
+  expect_error(hcomm_test(nullptr, nullptr), HCOMM_ERR_INVALID_ARGUMENT, "request is NULL");
+  expect_error(hcomm_wait(nullptr), HCOMM_ERR_INVALID_ARGUMENT, "request is NULL");
+  hcomm_comm_t c;
+  hcomm_unique_id_t id{};
+  expect_error(hcomm_comm_init_rank(&c, &id, 0, 0), HCOMM_ERR_INVALID_ARGUMENT, "nranks is 0");
+  expect_error(hcomm_comm_init_rank(&c, &id, 2, 2), HCOMM_ERR_INVALID_ARGUMENT, "rank 2");
+  expect_error(hcomm_comm_init_rank(&c, nullptr, 2, 0), HCOMM_ERR_INVALID_ARGUMENT, "id is NULL");
+}
+
+TEST_F(Api, SingleRankCollectivesWorkAfterErrors) {
+  std::vector<double> send = {1.5, -2, 3}, recv(3, 0);
+  ASSERT_EQ(hcomm_allreduce(send.data(), recv.data(), 3, HCOMM_FLOAT64, HCOMM_AVG, comm_, nullptr), HCOMM_SUCCESS)
+      << hcomm_get_last_error();
+  EXPECT_EQ(recv, send);
+  hcomm_request_t req;
+  ASSERT_EQ(hcomm_ibarrier(comm_, &req), HCOMM_SUCCESS);
+  EXPECT_EQ(hcomm_wait(req), HCOMM_SUCCESS);
+}
+
+TEST_F(Api, CxxWrapperThrowsTypedErrors) {
+  hcomm::Communicator c(hcomm::Communicator::unique_id(), 1, 0);
+  std::vector<int32_t> v = {1, 2, 3};
+  c.allreduce(std::span<int32_t>(v), HCOMM_MAX);
+  EXPECT_EQ(v, (std::vector<int32_t>{1, 2, 3}));
+  std::vector<int32_t> shorter(2);
+  try {
+    c.allreduce(std::span<const int32_t>(v), std::span<int32_t>(shorter), HCOMM_SUM);
+    FAIL();
+  } catch (const hcomm::Error& e) {
+    EXPECT_EQ(e.code(), HCOMM_ERR_INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(c.rank(), 0);
+  EXPECT_EQ(c.size(), 1);
+}
+
+TEST(ApiNames, DtypesAndOps) {
+  EXPECT_STREQ(hcomm_dtype_name(HCOMM_BFLOAT16), "bfloat16");
+  EXPECT_EQ(hcomm_dtype_size(HCOMM_FLOAT16), 2u);
+  EXPECT_EQ(hcomm_dtype_size(static_cast<hcomm_dtype_t>(77)), 0u);
+  EXPECT_STREQ(hcomm_op_name(HCOMM_AVG), "avg");
+  EXPECT_STREQ(hcomm_result_string(HCOMM_ERR_TIMEOUT), "timeout");
+}
+
+}  // namespace
