@@ -1,0 +1,339 @@
+// hcomm-perf's pure parts: the command line, the size sweep, and the exact
+// input and expected values of every collective, dtype and reduction.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tools/hcomm-perf/options.hpp"
+#include "tools/hcomm-perf/values.hpp"
+
+namespace hcomm::perf {
+namespace {
+
+constexpr std::string_view kCollectives[] = {"allreduce", "broadcast", "barrier"};
+
+Options parse(std::vector<std::string_view> args) { return parse_options(args, kCollectives); }
+
+std::string usage_error(std::vector<std::string_view> args) {
+  try {
+    parse(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PerfOptions, Defaults) {
+  const Options o = parse({});
+  EXPECT_EQ(o.collective, "allreduce");
+  EXPECT_EQ(o.min_bytes, 8u);
+  EXPECT_EQ(o.max_bytes, size_t{32} << 20);
+  EXPECT_EQ(o.step_factor, 2u);
+  EXPECT_EQ(o.dtype, HCOMM_FLOAT32);
+  EXPECT_EQ(o.op, HCOMM_SUM);
+  EXPECT_EQ(o.root, 0);
+  EXPECT_EQ(o.warmup, 5);
+  EXPECT_EQ(o.iters, 20);
+  EXPECT_FALSE(o.inplace);
+  EXPECT_TRUE(o.check);
+  EXPECT_TRUE(o.blocking);
+  EXPECT_TRUE(o.json_path.empty());
+  EXPECT_FALSE(o.help);
+}
+
+TEST(PerfOptions, ShortForms) {
+  const Options o = parse({"-c", "broadcast", "-b", "1K", "-e", "4M", "-f", "4", "-d", "bfloat16", "-o", "max", "-r",
+                           "3", "-w", "0", "-n", "7"});
+  EXPECT_EQ(o.collective, "broadcast");
+  EXPECT_EQ(o.min_bytes, 1024u);
+  EXPECT_EQ(o.max_bytes, size_t{4} << 20);
+  EXPECT_EQ(o.step_factor, 4u);
+  EXPECT_EQ(o.dtype, HCOMM_BFLOAT16);
+  EXPECT_EQ(o.op, HCOMM_MAX);
+  EXPECT_EQ(o.root, 3);
+  EXPECT_EQ(o.warmup, 0);
+  EXPECT_EQ(o.iters, 7);
+}
+
+TEST(PerfOptions, LongFormsAndFlags) {
+  const Options o = parse({"--collective=barrier", "--minbytes", "0", "--maxbytes=1G", "--stepfactor=8",
+                           "--dtype=uint64", "--op", "avg", "--root=1", "--warmup=2", "--iters=3", "--inplace",
+                           "--no-check", "--nonblocking", "--json", "out.json"});
+  EXPECT_EQ(o.collective, "barrier");
+  EXPECT_EQ(o.min_bytes, 0u);
+  EXPECT_EQ(o.max_bytes, size_t{1} << 30);
+  EXPECT_EQ(o.step_factor, 8u);
+  EXPECT_EQ(o.dtype, HCOMM_UINT64);
+  EXPECT_EQ(o.op, HCOMM_AVG);
+  EXPECT_EQ(o.root, 1);
+  EXPECT_EQ(o.warmup, 2);
+  EXPECT_EQ(o.iters, 3);
+  EXPECT_TRUE(o.inplace);
+  EXPECT_FALSE(o.check);
+  EXPECT_FALSE(o.blocking);
+  EXPECT_EQ(o.json_path, "out.json");
+  // The last of two opposite flags wins.
+  EXPECT_TRUE(parse({"--no-check", "--check"}).check);
+  EXPECT_TRUE(parse({"--nonblocking", "--blocking"}).blocking);
+}
+
+TEST(PerfOptions, EveryDtypeAndOpByName) {
+  for (const DtypeInfo& info : kDtypes) {
+    EXPECT_EQ(parse({"-d", info.name}).dtype, info.dtype);
+    EXPECT_EQ(dtype_info(info.dtype).name, info.name);
+  }
+  for (const OpInfo& info : kOps) {
+    EXPECT_EQ(parse({"-o", info.name}).op, info.op);
+    EXPECT_EQ(op_name(info.op), info.name);
+  }
+}
+
+TEST(PerfOptions, Help) {
+  EXPECT_TRUE(parse({"-h"}).help);
+  EXPECT_TRUE(parse({"--help", "--no-such-option"}).help);
+  const std::string usage = usage_text(kCollectives);
+  EXPECT_NE(usage.find("allreduce|broadcast|barrier"), std::string::npos);
+  EXPECT_NE(usage.find("--nonblocking"), std::string::npos);
+}
+
+TEST(PerfOptions, Sizes) {
+  EXPECT_EQ(parse_size("0", "-b"), 0u);
+  EXPECT_EQ(parse_size("4097", "-b"), 4097u);
+  EXPECT_EQ(parse_size("3k", "-b"), 3u * 1024);
+  EXPECT_EQ(parse_size("64K", "-b"), 64u * 1024);
+  EXPECT_EQ(parse_size("5m", "-b"), size_t{5} << 20);
+  EXPECT_EQ(parse_size("2G", "-b"), size_t{2} << 30);
+  for (const char* bad : {"", "K", "12X", "-1", "1.5M", "+4", " 4", "4 ", "4KB"})
+    EXPECT_THROW(parse_size(bad, "-b"), UsageError) << "'" << bad << "'";
+  EXPECT_THROW(parse_size("99999999999999999999", "-e"), UsageError);
+  EXPECT_THROW(parse_size("17179869184G", "-e"), UsageError);
+  EXPECT_EQ(parse_size("17179869183G", "-e"), size_t{17179869183} << 30);
+}
+
+TEST(PerfOptions, ErrorsNameTheArgument) {
+  EXPECT_EQ(usage_error({"--frobnicate"}), "unknown argument '--frobnicate'");
+  EXPECT_EQ(usage_error({"-x"}), "unknown argument '-x'");
+  EXPECT_EQ(usage_error({"-b"}), "-b needs a value");
+  EXPECT_EQ(usage_error({"--inplace=yes"}), "--inplace takes no value");
+  EXPECT_EQ(usage_error({"-e", "12X"}), "-e '12X': expected a number of bytes, optionally with a K, M or G suffix");
+  EXPECT_EQ(usage_error({"-d", "float8"}),
+            "-d 'float8': expected one of int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, "
+            "float64");
+  EXPECT_EQ(usage_error({"--op=mean"}), "--op 'mean': expected one of sum, prod, min, max, avg");
+  EXPECT_EQ(usage_error({"-c", "alltoall"}), "--collective 'alltoall': expected one of allreduce, broadcast, barrier");
+  EXPECT_EQ(usage_error({"-b", "1M", "-e", "64K"}), "--minbytes 1048576 is larger than --maxbytes 65536");
+  EXPECT_EQ(usage_error({"-f", "1"}), "-f '1': expected an integer from 2 to 1024");
+  EXPECT_EQ(usage_error({"-n", "0"}), "-n '0': expected an integer from 1 to 1000000000");
+  EXPECT_EQ(usage_error({"-w", "-1"}), "-w '-1': expected an integer from 0 to 1000000000");
+  EXPECT_EQ(usage_error({"--root", "two"}), "--root 'two': expected an integer from 0 to 1000000000");
+  EXPECT_EQ(usage_error({"--iters=99999999999"}), "--iters '99999999999': expected an integer from 1 to 1000000000");
+}
+
+TEST(PerfSweep, PowersOfTheFactor) {
+  EXPECT_EQ(size_sweep(8, 32, 2, 4), (std::vector<SweepPoint>{{8, 2}, {16, 4}, {32, 8}}));
+  EXPECT_EQ(size_sweep(3, 100, 3, 1), (std::vector<SweepPoint>{{3, 3}, {9, 9}, {27, 27}, {81, 81}}));
+  EXPECT_EQ(size_sweep(64, 64, 2, 8), (std::vector<SweepPoint>{{64, 8}}));
+}
+
+TEST(PerfSweep, RoundsDownToWholeElementsWithoutRepeats) {
+  // 6, 12, 24, 48 bytes of 4-byte elements.
+  EXPECT_EQ(size_sweep(6, 48, 2, 4), (std::vector<SweepPoint>{{4, 1}, {12, 3}, {24, 6}, {48, 12}}));
+  // Below one element: a single row of count 0.
+  EXPECT_EQ(size_sweep(1, 16, 2, 8), (std::vector<SweepPoint>{{0, 0}, {8, 1}, {16, 2}}));
+  EXPECT_EQ(size_sweep(1, 1, 2, 8), (std::vector<SweepPoint>{{0, 0}}));
+}
+
+TEST(PerfSweep, StartsFromZero) {
+  EXPECT_EQ(size_sweep(0, 0, 2, 4), (std::vector<SweepPoint>{{0, 0}}));
+  EXPECT_EQ(size_sweep(0, 16, 2, 4), (std::vector<SweepPoint>{{0, 0}, {4, 1}, {8, 2}, {16, 4}}));
+}
+
+TEST(PerfSweep, NoOverflowNearTheLargestSize) {
+  const size_t max = std::numeric_limits<size_t>::max();
+  EXPECT_EQ(size_sweep(size_t{1} << 62, max, 2, 1),
+            (std::vector<SweepPoint>{{size_t{1} << 62, size_t{1} << 62}, {size_t{1} << 63, size_t{1} << 63}}));
+  EXPECT_EQ(size_sweep(max, max, 1024, 1).size(), 1u);
+}
+
+// The codecs: known bit patterns, and every exact integer back unchanged.
+TEST(PerfValues, Float16Bits) {
+  EXPECT_EQ(Float16Codec::encode(0), 0x0000);
+  EXPECT_EQ(Float16Codec::encode(1), 0x3C00);
+  EXPECT_EQ(Float16Codec::encode(3), 0x4200);
+  EXPECT_EQ(Float16Codec::encode(-2), 0xC000);
+  EXPECT_EQ(Float16Codec::encode(2048), 0x6800);
+  EXPECT_EQ(Float16Codec::encode(-2047), 0xE7FF);
+  EXPECT_EQ(Float16Codec::encode(int64_t{1} << 15), 0x7800);
+  EXPECT_EQ(Float16Codec::decode(0x0001), std::ldexp(1.0, -24));
+  EXPECT_EQ(Float16Codec::decode(0x7C00), HUGE_VAL);
+  EXPECT_TRUE(std::isnan(Float16Codec::decode(0x7E00)));
+  for (int64_t v = -2048; v <= 2048; ++v) ASSERT_EQ(Float16Codec::decode(Float16Codec::encode(v)), v);
+}
+
+TEST(PerfValues, BFloat16Bits) {
+  EXPECT_EQ(BFloat16Codec::encode(1), 0x3F80);
+  EXPECT_EQ(BFloat16Codec::encode(-256), 0xC380);
+  EXPECT_EQ(BFloat16Codec::encode(int64_t{1} << 62), 0x5E80);
+  for (int64_t v = -256; v <= 256; ++v) ASSERT_EQ(BFloat16Codec::decode(BFloat16Codec::encode(v)), v);
+}
+
+TEST(PerfValues, EveryDtypeHoldsItsExactRange) {
+  for (const DtypeInfo& info : kDtypes) {
+    const DtypeLimits limits = dtype_limits(info.dtype);
+    const int64_t lo = limits.is_signed ? -limits.exact : 0;
+    std::vector<int64_t> samples = {
+        lo, lo + 1, -1, 0, 1, 2, limits.exact - 1, limits.exact, int64_t{1} << limits.max_exponent};
+    for (const int64_t v : samples) {
+      if (v < lo) continue;
+      visit_dtype(info.dtype, [&](auto codec) {
+        using Codec = decltype(codec);
+        EXPECT_EQ(sizeof(typename Codec::Bits), info.size) << info.name;
+        const auto bits = Codec::encode(v);
+        EXPECT_EQ(element_value(info.dtype, &bits, 0), static_cast<double>(v)) << info.name << " " << v;
+      });
+    }
+  }
+}
+
+// Reduces the inputs of all ranks exactly (int64) and checks the formulas:
+// the result, and that no value or partial result leaves what the dtype
+// holds exactly whatever the order of the reduction.
+void check_reduction(hcomm_dtype_t dtype, hcomm_op_t op, int nranks, size_t count) {
+  SCOPED_TRACE(std::string(dtype_info(dtype).name) + " " + std::string(op_name(op)) + " ranks " +
+               std::to_string(nranks));
+  const DtypeLimits limits = dtype_limits(dtype);
+  const int64_t lo = limits.is_signed ? -limits.exact : 0;
+  const ReductionValues values(dtype, op, nranks);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t sum = 0, abs_sum = 0, prod = 1;
+    int64_t min = std::numeric_limits<int64_t>::max(), max = std::numeric_limits<int64_t>::min();
+    for (int r = 0; r < nranks; ++r) {
+      const int64_t v = values.input(r, i);
+      ASSERT_GE(v, lo) << "element " << i << " rank " << r;
+      ASSERT_LE(v, limits.exact) << "element " << i << " rank " << r;
+      sum += v;
+      abs_sum += v < 0 ? -v : v;
+      min = std::min(min, v);
+      max = std::max(max, v);
+      if (op == HCOMM_PROD) {
+        ASSERT_TRUE(v == 1 || v == 2);
+        prod *= v;
+      }
+    }
+    int64_t want = 0;
+    switch (op) {
+      case HCOMM_SUM:
+        want = sum;
+        break;
+      case HCOMM_PROD:
+        want = prod;
+        break;
+      case HCOMM_MIN:
+        want = min;
+        break;
+      case HCOMM_MAX:
+        want = max;
+        break;
+      case HCOMM_AVG:
+        ASSERT_EQ(sum % nranks, 0) << "element " << i << ": the average must not need rounding";
+        want = sum / nranks;
+        break;
+      case HCOMM_NUM_OPS:
+        break;
+    }
+    ASSERT_EQ(values.expected(i), want) << "element " << i;
+    if (op == HCOMM_SUM || op == HCOMM_AVG) {
+      ASSERT_LE(abs_sum, limits.exact) << "element " << i;
+    }
+    if (op == HCOMM_PROD) {
+      ASSERT_LE(prod, int64_t{1} << limits.max_exponent) << "element " << i;
+    }
+  }
+}
+
+TEST(PerfValues, ReductionsAreExactInEveryDtypeOpAndRankCount) {
+  for (const DtypeInfo& dtype : kDtypes)
+    for (const OpInfo& op : kOps)
+      for (const int nranks : {1, 2, 3, 4, 7, 8, 64, 1024})
+        check_reduction(dtype.dtype, op.op, nranks, nranks > 8 ? 300 : 3000);
+}
+
+TEST(PerfValues, ValuesDependOnRankAndElement) {
+  const int nranks = 4;
+  for (const OpInfo& op : kOps) {
+    const ReductionValues values(HCOMM_FLOAT32, op.op, nranks);
+    std::vector<int> extreme_of(nranks, 0);
+    bool results_vary = false, inputs_vary = false;
+    for (size_t i = 0; i < 200; ++i) {
+      results_vary |= values.expected(i) != values.expected(0);
+      inputs_vary |= values.input(0, i) != values.input(1, i);
+      for (int r = 0; r < nranks; ++r) extreme_of[r] += values.input(r, i) == values.expected(i);
+    }
+    EXPECT_TRUE(results_vary) << op.name;
+    EXPECT_TRUE(inputs_vary) << op.name;
+    if (op.op == HCOMM_MIN || op.op == HCOMM_MAX) {
+      for (int r = 0; r < nranks; ++r) EXPECT_GT(extreme_of[r], 0) << op.name << ": rank " << r << " never decides";
+    }
+  }
+  // A product has every number of factors 2 from none to all ranks.
+  const ReductionValues prod(HCOMM_FLOAT64, HCOMM_PROD, nranks);
+  for (size_t i = 0; i <= static_cast<size_t>(nranks); ++i) EXPECT_EQ(prod.expected(i), int64_t{1} << i);
+}
+
+TEST(PerfValues, FillReductionWritesEncodedValues) {
+  const size_t count = 37;
+  for (const hcomm_dtype_t dtype : {HCOMM_INT8, HCOMM_UINT32, HCOMM_FLOAT16, HCOMM_BFLOAT16, HCOMM_FLOAT64}) {
+    const DataSpec spec{.dtype = dtype, .op = HCOMM_MIN, .nranks = 3, .rank = 2, .root = 0};
+    const size_t elem = dtype_info(dtype).size;
+    std::vector<unsigned char> input(count * elem), expected(count * elem);
+    fill_reduction(spec, input.data(), expected.data(), count);
+    const ReductionValues values(dtype, HCOMM_MIN, 3);
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(element_value(dtype, input.data(), i), values.input(2, i)) << dtype_info(dtype).name << " " << i;
+      ASSERT_EQ(element_value(dtype, expected.data(), i), values.expected(i)) << dtype_info(dtype).name << " " << i;
+    }
+  }
+}
+
+TEST(PerfValues, FillBroadcastLeavesNonRootsWrong) {
+  const size_t count = 101;
+  for (const hcomm_dtype_t dtype : {HCOMM_UINT8, HCOMM_INT64, HCOMM_FLOAT16, HCOMM_FLOAT32}) {
+    const size_t elem = dtype_info(dtype).size;
+    std::vector<unsigned char> root_in(count * elem), root_expected(count * elem);
+    std::vector<unsigned char> other_in(count * elem), other_expected(count * elem);
+    fill_broadcast({.dtype = dtype, .op = HCOMM_SUM, .nranks = 4, .rank = 1, .root = 1}, root_in.data(),
+                   root_expected.data(), count);
+    fill_broadcast({.dtype = dtype, .op = HCOMM_SUM, .nranks = 4, .rank = 3, .root = 1}, other_in.data(),
+                   other_expected.data(), count);
+    EXPECT_EQ(root_in, root_expected);
+    EXPECT_EQ(other_expected, root_expected);
+    EXPECT_EQ(compare_elements(other_in.data(), other_expected.data(), count, elem).wrong, count);
+    const BroadcastValues values(dtype, 1);
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(element_value(dtype, root_expected.data(), i), values.expected(i));
+  }
+  // Another root sends other data.
+  EXPECT_NE(BroadcastValues(HCOMM_INT32, 0).expected(5), BroadcastValues(HCOMM_INT32, 1).expected(5));
+}
+
+TEST(PerfValues, CompareCountsWrongElements) {
+  const size_t count = 9, elem = 2;
+  std::vector<unsigned char> expected(count * elem), got(count * elem);
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = static_cast<unsigned char>(i * 37);
+  got = expected;
+  EXPECT_EQ(compare_elements(got.data(), expected.data(), count, elem).wrong, 0u);
+  got[7 * elem + 1] ^= 0x10;  // one byte of element 7
+  got[3 * elem] ^= 0x01;      // one byte of element 3
+  const Mismatch two = compare_elements(got.data(), expected.data(), count, elem);
+  EXPECT_EQ(two.wrong, 2u);
+  EXPECT_EQ(two.first_index, 3u);
+  write_complement(got.data(), expected.data(), got.size());
+  EXPECT_EQ(compare_elements(got.data(), expected.data(), count, elem).wrong, count);
+  EXPECT_EQ(compare_elements(got.data(), expected.data(), 0, elem).wrong, 0u);
+}
+
+}  // namespace
+}  // namespace hcomm::perf

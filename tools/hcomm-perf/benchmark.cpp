@@ -1,0 +1,135 @@
+#include "benchmark.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace hcomm::perf {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+std::vector<SweepPoint> sweep_for(const Options& options, const Collective& collective) {
+  if (!collective.uses_data()) return {{0, 0}};
+  return size_sweep(options.min_bytes, options.max_bytes, options.step_factor, dtype_info(options.dtype).size);
+}
+
+size_t largest_bytes(const std::vector<SweepPoint>& points) {
+  size_t bytes = 0;
+  for (const SweepPoint& p : points) bytes = std::max(bytes, p.bytes);
+  return bytes;
+}
+
+}  // namespace
+
+AlignedBuffer::AlignedBuffer(size_t bytes)
+    : data_(std::aligned_alloc(kAlignment, std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment)),
+            &std::free) {
+  if (!data_)
+    throw std::runtime_error("cannot allocate a buffer of " + std::to_string(bytes) +
+                             " bytes (hcomm-perf needs three of --maxbytes per rank)");
+}
+
+Benchmark::Benchmark(const Options& options, const Collective& collective, const Communicator& comm)
+    : options_(options),
+      collective_(collective),
+      comm_(comm),
+      elem_size_(dtype_info(options.dtype).size),
+      points_(sweep_for(options, collective)),
+      input_(largest_bytes(points_)),
+      recv_(largest_bytes(points_)),
+      expected_(largest_bytes(points_)) {}
+
+Row Benchmark::measure(const SweepPoint& point) {
+  try {
+    return measure_point(point);
+  } catch (const CallError& e) {
+    throw CallError(std::string(e.what()) + " (" + std::string(collective_.name) + " of " +
+                    std::to_string(point.bytes) + " B)");
+  }
+}
+
+Row Benchmark::measure_point(const SweepPoint& point) {
+  if (collective_.uses_data()) {
+    const DataSpec spec{.dtype = options_.dtype,
+                        .op = options_.op,
+                        .nranks = comm_.size(),
+                        .rank = comm_.rank(),
+                        .root = options_.root};
+    collective_.fill(spec, input_.data(), expected_.data(), point.count);
+  }
+  check(hcomm_barrier(comm_.get(), nullptr), "hcomm_barrier");
+
+  uint64_t wrong = 0;
+  double elapsed_s = 0;
+  for (int i = 0; i < options_.warmup + options_.iters; ++i) {
+    if (i == options_.warmup) elapsed_s = 0;  // the warm-up is checked, not timed
+    const Mismatch mismatch = iterate(point, elapsed_s);
+    if (mismatch.wrong > 0 && wrong == 0) report_wrong(point, i, mismatch);
+    wrong += mismatch.wrong;
+  }
+
+  const double average_us = elapsed_s * 1e6 / options_.iters;
+  Row row{.bytes = point.bytes, .count = point.count};
+  check(hcomm_allreduce(&average_us, &row.time_us, 1, HCOMM_FLOAT64, HCOMM_MAX, comm_.get(), nullptr),
+        "hcomm_allreduce (of the times)");
+  check(hcomm_allreduce(&wrong, &row.wrong, 1, HCOMM_UINT64, HCOMM_SUM, comm_.get(), nullptr),
+        "hcomm_allreduce (of the wrong-element counts)");
+  const size_t moved = collective_.bytes_moved(point.count, elem_size_, comm_.size());
+  row.algbw_gbps = row.time_us > 0 ? static_cast<double>(moved) / (row.time_us * 1e3) : 0;
+  row.busbw_gbps = row.algbw_gbps * collective_.bus_factor(comm_.size());
+  return row;
+}
+
+// In place, the input is restored before every call (the last call overwrote
+// it). Out of place with checking, the output starts as the complement of
+// the expected result, so that an element the call did not write is wrong.
+// Only the call itself is timed.
+Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
+  void* recv = recv_.data();
+  if (options_.inplace) {
+    std::memcpy(recv, input_.data(), point.bytes);
+  } else if (options_.check) {
+    write_complement(recv, expected_.data(), point.bytes);
+  }
+  const CallArgs args{.send = options_.inplace ? recv : input_.data(),
+                      .recv = recv,
+                      .count = point.count,
+                      .dtype = options_.dtype,
+                      .op = options_.op,
+                      .root = options_.root,
+                      .comm = comm_.get()};
+  const auto start = std::chrono::steady_clock::now();
+  run_call(args);
+  elapsed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!options_.check || !collective_.uses_data()) return {};
+  return compare_elements(recv, expected_.data(), point.count, elem_size_);
+}
+
+void Benchmark::run_call(const CallArgs& args) const {
+  if (options_.blocking) {
+    check(collective_.call(args), collective_.call_name);
+    return;
+  }
+  hcomm_request_t request = nullptr;
+  check(collective_.start(args, &request), collective_.start_name);
+  check(hcomm_wait(request), "hcomm_wait");
+}
+
+// Told for the first wrong iteration of each size, by the rank that saw it.
+void Benchmark::report_wrong(const SweepPoint& point, int iteration, const Mismatch& mismatch) const {
+  const bool warmup = iteration < options_.warmup;
+  std::fprintf(stderr,
+               "hcomm-perf: rank %d: %s of %zu B, %s %d: %zu of %zu elements wrong; element %zu is %.17g, "
+               "expected %.17g\n",
+               comm_.rank(), std::string(collective_.name).c_str(), point.bytes,
+               warmup ? "warm-up iteration" : "iteration", warmup ? iteration : iteration - options_.warmup,
+               mismatch.wrong, point.count, mismatch.first_index,
+               element_value(options_.dtype, recv_.data(), mismatch.first_index),
+               element_value(options_.dtype, expected_.data(), mismatch.first_index));
+}
+
+}  // namespace hcomm::perf

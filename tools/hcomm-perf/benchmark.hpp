@@ -1,0 +1,63 @@
+// Measures one collective over the size sweep: per size, a barrier, the
+// warm-up and timed iterations, each result checked element by element, then
+// the slowest rank's average time and the wrong elements of all ranks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "collectives.hpp"
+#include "communicator.hpp"
+#include "options.hpp"
+
+namespace hcomm::perf {
+
+// One row of the result table, the same on every rank.
+struct Row {
+  size_t bytes;
+  size_t count;
+  double time_us;  // the slowest rank's average over the timed iterations
+  double algbw_gbps;
+  double busbw_gbps;
+  uint64_t wrong;  // wrong elements, summed over ranks and iterations
+};
+
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(size_t bytes);
+  void* data() const { return data_.get(); }
+
+ private:
+  std::unique_ptr<void, decltype(&std::free)> data_;
+};
+
+class Benchmark {
+ public:
+  Benchmark(const Options& options, const Collective& collective, const Communicator& comm);
+
+  const std::vector<SweepPoint>& points() const { return points_; }
+  // Collective across all ranks: every rank measures the same point.
+  Row measure(const SweepPoint& point);
+
+ private:
+  Row measure_point(const SweepPoint& point);
+  // Runs one call of the collective, adds its time to elapsed_s, and returns
+  // what was wrong in its result on this rank.
+  Mismatch iterate(const SweepPoint& point, double& elapsed_s);
+  void run_call(const CallArgs& args) const;
+  void report_wrong(const SweepPoint& point, int iteration, const Mismatch& mismatch) const;
+
+  const Options& options_;
+  const Collective& collective_;
+  const Communicator& comm_;
+  size_t elem_size_;
+  std::vector<SweepPoint> points_;
+  AlignedBuffer input_;     // this rank's data, as filled
+  AlignedBuffer recv_;      // the collective's output (and input, in place)
+  AlignedBuffer expected_;  // the exact result
+};
+
+}  // namespace hcomm::perf

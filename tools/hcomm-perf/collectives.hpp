@@ -1,0 +1,47 @@
+// The collectives hcomm-perf measures: one table row each, saying how to call
+// it, what data it needs, and how to turn its time into bandwidth.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "hcomm/hcomm.h"
+#include "values.hpp"
+
+namespace hcomm::perf {
+
+struct CallArgs {
+  const void* send;
+  void* recv;
+  size_t count;
+  hcomm_dtype_t dtype;
+  hcomm_op_t op;
+  int root;
+  hcomm_comm_t comm;
+};
+
+struct Collective {
+  std::string_view name;
+  const char* call_name;   // the blocking API function, for messages
+  const char* start_name;  // the nonblocking one
+  bool uses_op;
+  bool uses_root;
+  // Bytes per rank that algorithm bandwidth divides by the time.
+  size_t (*bytes_moved)(size_t count, size_t elem_size, int nranks);
+  // Bus bandwidth = algorithm bandwidth * this factor (as nccl-tests counts
+  // it), comparable with the hardware's link bandwidth whatever the algorithm.
+  double (*bus_factor)(int nranks);
+  // Writes this rank's input and the expected result; null for a collective
+  // that moves no data (which then runs at one size, 0).
+  void (*fill)(const DataSpec& spec, void* input, void* expected, size_t count);
+  hcomm_result_t (*call)(const CallArgs& args);
+  hcomm_result_t (*start)(const CallArgs& args, hcomm_request_t* request);
+
+  bool uses_data() const { return fill != nullptr; }
+};
+
+std::vector<std::string_view> collective_names();
+// The row of `name`, one of collective_names().
+const Collective& find_collective(std::string_view name);
+
+}  // namespace hcomm::perf
