@@ -6,14 +6,13 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "hcomm/hcomm.h"
-#include "values.hpp"
+#include "tools/hcomm-perf/values.hpp"
 
-using namespace hcomm::test;
+using hcomm::perf::DataSpec;
 
 namespace {
 
@@ -27,20 +26,14 @@ void check_rc(hcomm_result_t rc, const std::string& what) {
   std::exit(1);
 }
 
-// Reports up to a few wrong elements of one combination; false if any.
-bool expect_elements(const std::string& what, hcomm_dtype_t t, hcomm_op_t op, const void* buf, size_t count,
-                     const std::function<double(size_t)>& expected) {
-  size_t wrong = 0;
-  for (size_t i = 0; i < count; ++i) {
-    double got = load(t, buf, i), want = expected(i);
-    if (!matches(op, t, got, want) && wrong++ < 3)
-      std::fprintf(stderr, "rank %d: %s: element %zu is %.17g, expected %.17g\n", g_rank, what.c_str(), i, got, want);
-  }
-  if (wrong) {
-    std::fprintf(stderr, "rank %d: %s: %zu of %zu elements wrong\n", g_rank, what.c_str(), wrong, count);
-    ++g_failures;
-  }
-  return wrong == 0;
+// Reports the first wrong element of one combination.
+void expect_elements(const std::string& what, hcomm_dtype_t t, const void* got, const void* expected, size_t count) {
+  hcomm::perf::Mismatch m = hcomm::perf::compare_elements(got, expected, count, hcomm_dtype_size(t));
+  if (m.wrong == 0) return;
+  std::fprintf(stderr, "rank %d: %s: %zu of %zu elements wrong; element %zu is %.17g, expected %.17g\n", g_rank,
+               what.c_str(), m.wrong, count, m.first_index, hcomm::perf::element_value(t, got, m.first_index),
+               hcomm::perf::element_value(t, expected, m.first_index));
+  ++g_failures;
 }
 
 // Completes a call blocking or through a request, alternating by `nonblocking`.
@@ -65,17 +58,18 @@ void test_allreduce(hcomm_comm_t comm, const std::vector<size_t>& counts, size_t
           // The largest count runs on sum for every dtype and on every op for float32.
           if (count >= big_count && op != HCOMM_SUM && dtype != HCOMM_FLOAT32) continue;
           size_t es = hcomm_dtype_size(dtype);
-          std::vector<unsigned char> send(count * es + 1), recv(count * es + 1, 0xA5);
+          std::vector<unsigned char> send(count * es + 1), recv(count * es + 1), expected(count * es);
           void* in = in_place ? recv.data() : send.data();
-          for (size_t i = 0; i < count; ++i) store(dtype, in, i, input(op, dtype, g_rank, i));
+          hcomm::perf::fill_reduction(DataSpec{dtype, op, g_size, g_rank, 0}, in, expected.data(), count);
+          if (!in_place) hcomm::perf::write_complement(recv.data(), expected.data(), count * es);
+          recv[count * es] = 0xA5;
           std::string what = std::string("allreduce ") + hcomm_dtype_name(dtype) + " " + hcomm_op_name(op) +
                              " count " + std::to_string(count) + (in_place ? " in place" : "");
           bool nonblocking = ++call % 2 == 0;
           run(nonblocking, what,
               [&] { return hcomm_allreduce(in, recv.data(), count, dtype, op, comm, nullptr); },
               [&](hcomm_request_t* r) { return hcomm_iallreduce(in, recv.data(), count, dtype, op, comm, r); });
-          expect_elements(what, dtype, op, recv.data(), count,
-                          [&](size_t i) { return reduce_reference(op, dtype, g_size, i); });
+          expect_elements(what, dtype, recv.data(), expected.data(), count);
           if (recv[count * es] != 0xA5) {
             std::fprintf(stderr, "rank %d: %s wrote past the end of recvbuf\n", g_rank, what.c_str());
             ++g_failures;
@@ -91,18 +85,17 @@ void test_broadcast(hcomm_comm_t comm, const std::vector<size_t>& counts) {
       for (hcomm_dtype_t dtype : dtypes)
         for (int in_place = 0; in_place < 2; ++in_place) {
           size_t es = hcomm_dtype_size(dtype);
-          std::vector<unsigned char> send(count * es), recv(count * es, 0x5A);
+          std::vector<unsigned char> send(count * es), recv(count * es), expected(count * es);
           void* src = in_place ? recv.data() : send.data();
-          if (g_rank == root)
-            for (size_t i = 0; i < count; ++i) store(dtype, src, i, input(HCOMM_SUM, dtype, root, i));
+          hcomm::perf::fill_broadcast(DataSpec{dtype, HCOMM_SUM, g_size, g_rank, root}, src, expected.data(), count);
+          if (!in_place) hcomm::perf::write_complement(recv.data(), expected.data(), count * es);
           std::string what = std::string("broadcast ") + hcomm_dtype_name(dtype) + " count " + std::to_string(count) +
                              " root " + std::to_string(root) + (in_place ? " in place" : "");
           bool nonblocking = ++call % 2 == 0;
           run(nonblocking, what,
               [&] { return hcomm_broadcast(src, recv.data(), count, dtype, root, comm, nullptr); },
               [&](hcomm_request_t* r) { return hcomm_ibroadcast(src, recv.data(), count, dtype, root, comm, r); });
-          expect_elements(what, dtype, HCOMM_SUM, recv.data(), count,
-                          [&](size_t i) { return input(HCOMM_SUM, dtype, root, i); });
+          expect_elements(what, dtype, recv.data(), expected.data(), count);
         }
 }
 

@@ -12,15 +12,13 @@
 #include "core/algorithm/selector.hpp"
 #include "core/common/error.hpp"
 #include "core/exec/operation.hpp"
-#include "tests/multirank/values.hpp"
+#include "hcomm/hcomm.h"
+#include "tools/hcomm-perf/values.hpp"
 
 namespace hcomm::exec {
 namespace {
 
-using test::input;
-using test::load;
-using test::reduce_reference;
-using test::store;
+using perf::DataSpec;
 
 // Messages between the threads of one job: eager sends, tag-matched receives.
 class Mailbox {
@@ -86,16 +84,19 @@ struct Case {
   uint64_t chunk_bytes;
 };
 
-// Runs one collective on every rank; returns each rank's receive buffer.
-std::vector<std::vector<uint8_t>> run(const Case& c) {
+// Runs one collective on every rank and checks every rank's receive buffer.
+void run(const Case& c) {
   Mailbox box;
-  const size_t es = hcomm_dtype_size(c.dtype);
-  std::vector<std::vector<uint8_t>> send(c.nranks, std::vector<uint8_t>(c.count * es)), recv = send;
+  const size_t es = hcomm_dtype_size(c.dtype), bytes = c.count * es;
+  std::vector<std::vector<uint8_t>> send(c.nranks, std::vector<uint8_t>(bytes)), recv = send, expected = send;
   std::vector<std::string> errors(c.nranks);
   std::vector<std::thread> threads;
   for (int r = 0; r < c.nranks; ++r) {
     void* in = c.in_place ? recv[r].data() : send[r].data();
-    for (size_t i = 0; i < c.count; ++i) store(c.dtype, in, i, input(c.op, c.dtype, r, i));
+    DataSpec spec{c.dtype, c.op, c.nranks, r, c.root};
+    if (c.coll == HCOMM_COLL_BROADCAST) perf::fill_broadcast(spec, in, expected[r].data(), c.count);
+    else perf::fill_reduction(spec, in, expected[r].data(), c.count);
+    if (!c.in_place) perf::write_complement(recv[r].data(), expected[r].data(), bytes);
     threads.emplace_back([&, r, in] {
       try {
         hcomm_comm_view_t view{.size = sizeof view, .rank = r, .nranks = c.nranks, .link = {1, 1e-4, 1e-5}};
@@ -115,21 +116,13 @@ std::vector<std::vector<uint8_t>> run(const Case& c) {
     });
   }
   for (auto& t : threads) t.join();
-  for (int r = 0; r < c.nranks; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
-  return recv;
-}
-
-void expect_all(const Case& c, const std::vector<std::vector<uint8_t>>& recv,
-                const std::function<double(size_t)>& expected) {
   for (int r = 0; r < c.nranks; ++r) {
-    size_t wrong = 0;
-    for (size_t i = 0; i < c.count; ++i) {
-      double got = load(c.dtype, recv[r].data(), i), want = expected(i);
-      if (!test::matches(c.op, c.dtype, got, want) && wrong++ < 3)
-        ADD_FAILURE() << "n=" << c.nranks << " count=" << c.count << " " << hcomm_dtype_name(c.dtype) << " "
-                      << hcomm_op_name(c.op) << " chunk=" << c.chunk_bytes << (c.in_place ? " in place" : "")
-                      << ": rank " << r << " element " << i << " is " << got << ", expected " << want;
-    }
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+    perf::Mismatch m = perf::compare_elements(recv[r].data(), expected[r].data(), c.count, es);
+    EXPECT_EQ(m.wrong, 0u) << "n=" << c.nranks << " count=" << c.count << " " << hcomm_dtype_name(c.dtype) << " "
+                           << hcomm_op_name(c.op) << " root=" << c.root << " chunk=" << c.chunk_bytes
+                           << (c.in_place ? " in place" : "") << ": rank " << r << ", first wrong element "
+                           << m.first_index;
   }
 }
 
@@ -138,16 +131,14 @@ TEST(Executor, AllreduceEveryRankCountAndChunking) {
     for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}})
       for (uint64_t chunk : {uint64_t{64}, uint64_t{512} * 1024})
         for (bool in_place : {false, true}) {
-          Case c{HCOMM_COLL_ALLREDUCE, n, count, HCOMM_FLOAT32, HCOMM_SUM, 0, in_place, chunk};
-          expect_all(c, run(c), [&](size_t i) { return reduce_reference(c.op, c.dtype, n, i); });
+          run(Case{HCOMM_COLL_ALLREDUCE, n, count, HCOMM_FLOAT32, HCOMM_SUM, 0, in_place, chunk});
         }
 }
 
 TEST(Executor, AllreduceEveryDtypeAndOp) {
   for (int t = 0; t < HCOMM_NUM_DTYPES; ++t)
     for (int o = 0; o < HCOMM_NUM_OPS; ++o) {
-      Case c{HCOMM_COLL_ALLREDUCE, 5, 333, static_cast<hcomm_dtype_t>(t), static_cast<hcomm_op_t>(o), 0, false, 128};
-      expect_all(c, run(c), [&](size_t i) { return reduce_reference(c.op, c.dtype, c.nranks, i); });
+      run(Case{HCOMM_COLL_ALLREDUCE, 5, 333, static_cast<hcomm_dtype_t>(t), static_cast<hcomm_op_t>(o), 0, false, 128});
     }
 }
 
@@ -156,8 +147,7 @@ TEST(Executor, BroadcastEveryRoot) {
     for (int root = 0; root < n; ++root)
       for (size_t count : {size_t{0}, size_t{1}, size_t{1027}})
         for (bool in_place : {false, true}) {
-          Case c{HCOMM_COLL_BROADCAST, n, count, HCOMM_INT32, HCOMM_SUM, root, in_place, 256};
-          expect_all(c, run(c), [&](size_t i) { return input(HCOMM_SUM, c.dtype, root, i); });
+          run(Case{HCOMM_COLL_BROADCAST, n, count, HCOMM_INT32, HCOMM_SUM, root, in_place, 256});
         }
 }
 
