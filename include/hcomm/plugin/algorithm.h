@@ -72,8 +72,8 @@ typedef enum hcomm_step_flags {
  * elements [i*n/nchunks, (i+1)*n/nchunks)); chunks pipeline. A dependency is
  * chunk-wise (chunk i waits for chunk i of the other step, which must have as
  * many chunks) unless its bit in whole_deps says it waits for the whole step.
- * Send and receive steps of a pair match by `match`, which both sides choose
- * alike, and must have the same bytes and nchunks. */
+ * Send and receive steps of a pair match by `match` (below 2^24), which both
+ * sides choose alike, and must have the same bytes and nchunks (at most 2^16). */
 typedef struct hcomm_step {
   uint32_t kind; /* hcomm_step_kind_t */
   uint32_t flags;

@@ -1,0 +1,35 @@
+#include "schedule_writer.hpp"
+
+#include <algorithm>
+
+#include "hcomm/plugin/util.hpp"
+
+namespace hcomm::basic {
+
+namespace {
+
+void add_dep(hcomm_step_t& step, int32_t dep, bool whole) {
+  if (step.ndeps == HCOMM_STEP_MAX_DEPS)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_INTERNAL, "a step may wait for at most %d steps", HCOMM_STEP_MAX_DEPS);
+  if (whole) step.whole_deps |= 1u << step.ndeps;
+  step.deps[step.ndeps++] = dep;
+}
+
+}  // namespace
+
+void wait_chunkwise(hcomm_step_t& step, int32_t dep) { add_dep(step, dep, false); }
+void wait_whole(hcomm_step_t& step, int32_t dep) { add_dep(step, dep, true); }
+
+int32_t ScheduleWriter::add(const hcomm_step_t& step) {
+  int32_t index = builder_->add(builder_, &step);
+  if (index < 0) throw StepRejected();
+  return index;
+}
+
+uint32_t ScheduleWriter::chunks(uint64_t bytes, size_t elem_size) {
+  uint64_t elements = elem_size ? bytes / elem_size : 0;
+  uint64_t asked = builder_->chunks_for(builder_, bytes, elem_size);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(asked, 1, std::max<uint64_t>(elements, 1)));
+}
+
+}  // namespace hcomm::basic

@@ -1,0 +1,43 @@
+// A typed front to the core's schedule builder: steps are plain
+// hcomm_step_t values, dependencies are added with the functions below, and a
+// step the builder refuses becomes an exception.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+
+#include "hcomm/plugin/algorithm.h"
+
+namespace hcomm::basic {
+
+inline hcomm_bufref_t at(hcomm_buffer_t buffer, uint64_t offset) { return {.buffer = buffer, .offset = offset}; }
+
+// Chunk i of `step` waits for chunk i of step `dep` (same chunk count).
+void wait_chunkwise(hcomm_step_t& step, int32_t dep);
+// Every chunk of `step` waits for all of step `dep`.
+void wait_whole(hcomm_step_t& step, int32_t dep);
+
+// The builder refused a step and recorded why; the plugin reports its code
+// without overwriting that text.
+class StepRejected : public std::exception {
+ public:
+  const char* what() const noexcept override { return "the schedule builder refused a step"; }
+};
+
+class ScheduleWriter {
+ public:
+  explicit ScheduleWriter(hcomm_schedule_builder_t* builder) : builder_(builder) {}
+
+  // Appends `step`; returns its index.
+  int32_t add(const hcomm_step_t& step);
+  // The chunk count for transfers of up to `bytes`, at least one and at most
+  // one per element so that no chunk is empty. It depends only on its
+  // arguments and the core's chunk size, so both ends of a transfer agree.
+  uint32_t chunks(uint64_t bytes, size_t elem_size);
+
+ private:
+  hcomm_schedule_builder_t* builder_;
+};
+
+}  // namespace hcomm::basic
