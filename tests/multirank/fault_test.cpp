@@ -81,6 +81,7 @@ class Job {
       setenv("HCOMM_SECRET", secret_.c_str(), 1);
       setenv("HCOMM_TRANSPORTS", transports_, 1);
       setenv("HCOMM_TIMEOUT", timeout_, 1);
+      setenv("HCOMM_TCP_IF_ADDR", "127.0.0.1", 1);
       Outcome& out = outcomes_[r];
       hcomm_comm_t comm = nullptr;
       auto start = Clock::now();

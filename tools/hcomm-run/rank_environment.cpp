@@ -78,6 +78,11 @@ std::vector<std::string> rank_environment(const char* const* base, const JobIden
   for (const char* const* entry = base; entry && *entry; ++entry)
     if (!is_replaced(*entry)) env.emplace_back(*entry);
   for (const auto& [name, value] : variables) env.push_back(name + "=" + value);
+  // Every rank runs on this host: TCP links stay on loopback unless the user chose an interface.
+  const bool has_if_addr = std::any_of(env.begin(), env.end(), [](const std::string& e) {
+    return e.rfind("HCOMM_TCP_IF_ADDR=", 0) == 0;
+  });
+  if (!has_if_addr) env.emplace_back("HCOMM_TCP_IF_ADDR=127.0.0.1");
   return env;
 }
 

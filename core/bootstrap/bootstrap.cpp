@@ -1,0 +1,185 @@
+#include "core/bootstrap/bootstrap.hpp"
+
+#include <netinet/in.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include "core/bootstrap/client.hpp"
+#include "core/bootstrap/root_service.hpp"
+#include "core/bootstrap/unique_id.hpp"
+#include "core/bootstrap/wire.hpp"
+#include "core/common/error.hpp"
+#include "core/common/log.hpp"
+#include "core/common/settings.hpp"
+
+namespace hcomm::bootstrap {
+
+namespace {
+
+double timeout_setting() {
+  double seconds = settings::get_double("HCOMM_TIMEOUT");
+  if (!(seconds > 0))
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TIMEOUT=%g: expected a number of seconds greater than 0", seconds);
+  return seconds;
+}
+
+struct JobShape {
+  int rank;
+  int size;
+};
+
+// The rank and size variables of the launchers HComm runs under.
+struct LauncherVariables {
+  const char* rank;
+  const char* size;
+};
+constexpr LauncherVariables kLaunchers[] = {
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+    {"PMI_RANK", "PMI_SIZE"},
+    {"SLURM_PROCID", "SLURM_NTASKS"},
+};
+
+int64_t launcher_int(const char* name, const char* text) {
+  int64_t value = 0;
+  if (!settings::parse_int(text, &value))
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "%s='%s' does not parse: expected an integer", name, text);
+  return value;
+}
+
+JobShape checked_shape(int64_t rank, int64_t size, const char* rank_name, const char* size_name) {
+  if (size < 1 || size > kMaxRanks)
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "%s=%lld: expected a number of ranks in 1..%d", size_name,
+                static_cast<long long>(size), kMaxRanks);
+  if (rank < 0 || rank >= size)
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "%s=%lld: expected a rank in 0..%lld (%s=%lld)", rank_name,
+                static_cast<long long>(rank), static_cast<long long>(size - 1), size_name,
+                static_cast<long long>(size));
+  return JobShape{static_cast<int>(rank), static_cast<int>(size)};
+}
+
+// HCOMM_RANK and HCOMM_SIZE, else the variables of the first launcher that set both.
+JobShape job_shape_from_env() {
+  bool has_rank = !settings::raw("HCOMM_RANK").empty();
+  bool has_size = !settings::raw("HCOMM_SIZE").empty();
+  if (has_rank != has_size)
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "%s is set but %s is not: set both", has_rank ? "HCOMM_RANK" : "HCOMM_SIZE",
+                has_rank ? "HCOMM_SIZE" : "HCOMM_RANK");
+  if (has_rank)
+    return checked_shape(settings::get_int("HCOMM_RANK"), settings::get_int("HCOMM_SIZE"), "HCOMM_RANK", "HCOMM_SIZE");
+  for (const LauncherVariables& l : kLaunchers) {
+    const char* rank = std::getenv(l.rank);
+    const char* size = std::getenv(l.size);
+    if (rank && size) return checked_shape(launcher_int(l.rank, rank), launcher_int(l.size, size), l.rank, l.size);
+  }
+  HCOMM_THROW(HCOMM_ERR_CONFIG,
+              "bootstrap: this process's rank is unknown: set HCOMM_RANK and HCOMM_SIZE (hcomm-run does), or start it "
+              "under a launcher that sets OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE or SLURM_PROCID/SLURM_NTASKS");
+}
+
+struct RootAddress {
+  std::string text;  // as HCOMM_ROOT gave it
+  Endpoint connect_to;
+  Endpoint listen_on;  // the given IP, or every address of the host when a name was given
+};
+
+RootAddress root_from_env() {
+  RootAddress root{settings::get_string("HCOMM_ROOT"), {}, {}};
+  if (root.text.empty())
+    HCOMM_THROW(HCOMM_ERR_CONFIG,
+                "HCOMM_ROOT is not set: expected host:port where rank 0 serves the rendezvous, e.g. 127.0.0.1:29500");
+  std::string host;
+  uint16_t port = 0;
+  if (!split_host_port(root.text, &host, &port))
+    HCOMM_THROW(HCOMM_ERR_CONFIG,
+                "HCOMM_ROOT='%s' does not parse: expected host:port with a port in 1..65535, e.g. 127.0.0.1:29500",
+                root.text.c_str());
+  uint32_t ip = 0;
+  if (!resolve_ipv4(host, &ip))
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_ROOT='%s': host '%s' does not resolve to an IPv4 address", root.text.c_str(),
+                host.c_str());
+  uint32_t literal = 0;
+  root.connect_to = Endpoint{ip, port};
+  root.listen_on = Endpoint{parse_ipv4(host, &literal) ? literal : htonl(INADDR_ANY), port};
+  return root;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+// HCOMM_SECRET; unset means all zeroes, which any client can present.
+Secret secret_from_env(bool serves, const std::string& root_text) {
+  const std::string text = settings::get_string("HCOMM_SECRET");
+  Secret secret{};
+  if (text.empty()) {
+    if (serves)
+      HCOMM_WARN(NET,
+                 "HCOMM_SECRET is not set: the rendezvous at %s accepts any client that can reach it; set "
+                 "HCOMM_SECRET to 32 hex digits on every rank (hcomm-run does)",
+                 root_text.c_str());
+    return secret;
+  }
+  // The value itself stays out of the message: it is a secret.
+  auto malformed = [&text] {
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_SECRET does not parse: expected %zu hex digits, got %zu characters",
+                2 * sizeof(Secret), text.size());
+  };
+  if (text.size() != 2 * secret.size()) malformed();
+  for (size_t i = 0; i < secret.size(); ++i) {
+    int high = hex_digit(text[2 * i]);
+    int low = hex_digit(text[2 * i + 1]);
+    if (high < 0 || low < 0) malformed();
+    secret[i] = static_cast<uint8_t>(high << 4 | low);
+  }
+  return secret;
+}
+
+std::unique_ptr<Bootstrap> join(const Endpoint& root, const std::string& root_text, const Secret& secret, int rank,
+                                int nranks, double timeout_s) {
+  ClientOptions options{root, root_text, secret, rank, nranks, timeout_s, root_service_runs_here(root.port, secret)};
+  return std::make_unique<RendezvousClient>(options);
+}
+
+}  // namespace
+
+std::unique_ptr<Bootstrap> Bootstrap::from_env() {
+  const JobShape shape = job_shape_from_env();
+  const double timeout_s = timeout_setting();
+  const RootAddress root = root_from_env();
+  const bool serves = shape.rank == 0;
+  const Secret secret = secret_from_env(serves, root.text);
+  if (serves) {
+    Fd listener;
+    try {
+      listener = listen_on(root.listen_on);
+    } catch (const Error& e) {
+      HCOMM_THROW(e.code(), "%s (HCOMM_ROOT=%s)", e.what(), root.text.c_str());
+    }
+    start_root_service(std::move(listener), RootOptions{secret, shape.size, timeout_s, root.text});
+    HCOMM_INFO(INIT, "bootstrap: rank 0 serves the rendezvous for %d ranks at %s", shape.size, root.text.c_str());
+  }
+  return join(root.connect_to, root.text, secret, shape.rank, shape.size, timeout_s);
+}
+
+std::unique_ptr<Bootstrap> Bootstrap::from_unique_id(const hcomm_unique_id_t& id, int nranks, int rank) {
+  if (nranks < 1 || nranks > kMaxRanks)
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "bootstrap: nranks must be in 1..%d, got %d", kMaxRanks, nranks);
+  if (rank < 0 || rank >= nranks)
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "bootstrap: rank must be in 0..%d (nranks - 1), got %d", nranks - 1, rank);
+  UniqueId fields;
+  if (!decode_unique_id(id, &fields))
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                "bootstrap: the unique id is not one made by hcomm_get_unique_id (its magic is missing): hand every "
+                "rank the id's bytes unchanged");
+  return join(fields.root, fields.root.to_string(), fields.secret, rank, nranks, timeout_setting());
+}
+
+void Bootstrap::make_unique_id(hcomm_unique_id_t* id) {
+  if (!id) HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "bootstrap: make_unique_id: the id pointer is null");
+  make_unique_id_on(first_non_loopback_ipv4(), timeout_setting(), id);
+}
+
+}  // namespace hcomm::bootstrap

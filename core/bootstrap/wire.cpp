@@ -1,0 +1,73 @@
+#include "core/bootstrap/wire.hpp"
+
+#include <cstring>
+
+#include "core/bootstrap/socket.hpp"
+
+namespace hcomm::bootstrap {
+
+Bytes encode_frame(FrameType type, const void* payload, size_t len) {
+  FrameHeader header{static_cast<uint32_t>(type), 0, len};
+  Bytes frame(sizeof header + len);
+  std::memcpy(frame.data(), &header, sizeof header);
+  if (len > 0) std::memcpy(frame.data() + sizeof header, payload, len);
+  return frame;
+}
+
+Bytes encode_int_frame(FrameType type, int32_t value) { return encode_frame(type, &value, sizeof value); }
+
+Bytes encode_error_frame(FrameType type, hcomm_result_t code, const std::string& text) {
+  int32_t code32 = code;
+  Bytes payload(sizeof code32 + text.size());
+  std::memcpy(payload.data(), &code32, sizeof code32);
+  std::memcpy(payload.data() + sizeof code32, text.data(), text.size());
+  return encode_frame(type, payload.data(), payload.size());
+}
+
+bool decode_int(const Bytes& payload, int32_t* value) {
+  if (payload.size() != sizeof *value) return false;
+  std::memcpy(value, payload.data(), sizeof *value);
+  return true;
+}
+
+bool decode_error(const Bytes& payload, hcomm_result_t* code, std::string* text) {
+  int32_t code32 = 0;
+  if (payload.size() < sizeof code32) return false;
+  std::memcpy(&code32, payload.data(), sizeof code32);
+  *code = static_cast<hcomm_result_t>(code32);
+  text->assign(reinterpret_cast<const char*>(payload.data()) + sizeof code32, payload.size() - sizeof code32);
+  return true;
+}
+
+bool secrets_equal(const Secret& a, const Secret& b) {
+  volatile uint8_t difference = 0;
+  for (size_t i = 0; i < a.size(); ++i) difference = difference | (a[i] ^ b[i]);
+  return difference == 0;
+}
+
+FrameReader::Status FrameReader::read(int fd) {
+  if (complete_) {
+    header_got_ = 0;
+    payload_got_ = 0;
+    complete_ = false;
+  }
+  while (header_got_ < sizeof header_) {
+    ptrdiff_t n = recv_some(fd, reinterpret_cast<uint8_t*>(&header_) + header_got_, sizeof header_ - header_got_);
+    if (n < 0) return Status::kClosed;
+    if (n == 0) return Status::kWouldBlock;
+    header_got_ += static_cast<size_t>(n);
+    if (header_got_ < sizeof header_) continue;
+    if (header_.length > max_length_) return Status::kTooLong;
+    payload_.resize(header_.length);
+  }
+  while (payload_got_ < payload_.size()) {
+    ptrdiff_t n = recv_some(fd, payload_.data() + payload_got_, payload_.size() - payload_got_);
+    if (n < 0) return Status::kClosed;
+    if (n == 0) return Status::kWouldBlock;
+    payload_got_ += static_cast<size_t>(n);
+  }
+  complete_ = true;
+  return Status::kFrame;
+}
+
+}  // namespace hcomm::bootstrap

@@ -1,0 +1,101 @@
+// The rendezvous protocol. A client opens with a fixed-size Hello; after
+// that both directions carry frames (a header, then `length` bytes):
+//
+//   client -> root   kContribute (its allgather blob), kGoodbye
+//   root -> client   kReady (every rank joined; payload: the rank whose
+//                    process serves the rendezvous, or -1), kGathered (the
+//                    blobs of all ranks in rank order), kPeerFailed (a rank's
+//                    connection closed without goodbye), kAbort (the job
+//                    cannot go on: code and text), kReject (the hello was
+//                    refused: code and text; the connection then closes)
+//
+// Integers travel in the byte order of the hosts (the magic tells a peer of
+// the other order apart); one job runs on hosts of one kind.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/bootstrap/bootstrap.hpp"
+#include "hcomm/types.h"
+
+namespace hcomm::bootstrap {
+
+constexpr uint32_t kHelloMagic = 0x48434254;  // "HCBT"
+constexpr uint32_t kProtocolVersion = 1;
+constexpr int kMaxRanks = 1 << 20;
+// Bootstrap blobs are small (addresses, topology descriptions): the limits
+// keep a corrupted length from making a peer allocate without bound.
+constexpr size_t kMaxBlobBytes = size_t{16} << 20;
+constexpr size_t kMaxGatheredBytes = size_t{1} << 30;
+
+// Set in Hello::flags by a client whose process also runs the rendezvous
+// service, so that the others can name that rank when the service dies.
+constexpr uint32_t kHelloHostsRendezvous = 1;
+
+struct Hello {
+  uint32_t magic;
+  uint32_t version;
+  Secret secret;
+  int32_t rank;
+  int32_t nranks;
+  uint32_t flags;
+};
+static_assert(sizeof(Hello) == 36, "the hello is part of the protocol");
+
+enum class FrameType : uint32_t {
+  kContribute = 1,
+  kGoodbye = 2,
+  kReady = 3,
+  kGathered = 4,
+  kPeerFailed = 5,
+  kAbort = 6,
+  kReject = 7,
+};
+
+struct FrameHeader {
+  uint32_t type;
+  uint32_t reserved;
+  uint64_t length;
+};
+static_assert(sizeof(FrameHeader) == 16, "the frame header is part of the protocol");
+
+// A whole frame (header and payload) ready to send.
+using Bytes = std::vector<uint8_t>;
+Bytes encode_frame(FrameType type, const void* payload, size_t len);
+Bytes encode_int_frame(FrameType type, int32_t value);
+// kAbort and kReject: a status code and a text.
+Bytes encode_error_frame(FrameType type, hcomm_result_t code, const std::string& text);
+// Decoders return false when the payload has the wrong size.
+bool decode_int(const Bytes& payload, int32_t* value);
+bool decode_error(const Bytes& payload, hcomm_result_t* code, std::string* text);
+
+// Compares secrets in time that does not depend on where they differ.
+bool secrets_equal(const Secret& a, const Secret& b);
+
+// Gathers the bytes of one frame at a time from a non-blocking socket.
+class FrameReader {
+ public:
+  enum class Status { kFrame, kWouldBlock, kClosed, kTooLong };
+
+  explicit FrameReader(size_t max_length) : max_length_(max_length) {}
+  // Reads what the socket holds, never past the end of the current frame.
+  // After kFrame, type() and payload() describe it until the next call.
+  Status read(int fd);
+  FrameType type() const { return static_cast<FrameType>(header_.type); }
+  const Bytes& payload() const { return payload_; }
+  Bytes take_payload() { return std::move(payload_); }
+
+ private:
+  size_t max_length_;
+  FrameHeader header_{};
+  size_t header_got_ = 0;
+  Bytes payload_;
+  size_t payload_got_ = 0;
+  bool complete_ = false;
+};
+
+}  // namespace hcomm::bootstrap

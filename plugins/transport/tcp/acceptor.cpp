@@ -1,0 +1,153 @@
+#include "acceptor.hpp"
+
+#include <cstring>
+#include <utility>
+
+#include "endpoint.hpp"
+#include "net.hpp"
+
+namespace hcomm::tcp {
+
+using plugin::format;
+
+namespace {
+
+// A connecting rank sends its hello right after connecting: a socket silent
+// this long is not one of ours.
+constexpr std::chrono::seconds kHelloDeadline{5};
+constexpr int kAcceptsPerEvent = 64;
+
+bool same_key(const uint8_t* a, const uint8_t* b, size_t n) {
+  uint8_t diff = 0;  // constant time: the comparison does not tell how much matched
+  for (size_t i = 0; i < n; ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
+}  // namespace
+
+class Acceptor::PendingHello final : public EventHandler {
+ public:
+  PendingHello(Acceptor& acceptor, Socket socket, const InetAddress& from)
+      : acceptor_(acceptor), socket_(std::move(socket)), from_(from), deadline_(Clock::now() + kHelloDeadline) {
+    acceptor_.net_.poller().add(socket_.fd(), this, EPOLLIN);
+  }
+  ~PendingHello() override { release(); }
+
+  void on_events(uint32_t) override {
+    if (!socket_.valid()) return;
+    auto* base = reinterpret_cast<std::byte*>(&hello_);
+    iovec iov{base + done_, sizeof hello_ - done_};
+    IoResult r = socket_.recv({&iov, 1});
+    if (r.eof) return acceptor_.drop(*this, "it closed before saying hello");
+    if (r.error) {
+      if (!r.would_block()) acceptor_.drop(*this, std::strerror(r.error));
+      return;
+    }
+    done_ += r.bytes;
+    if (done_ == sizeof hello_) acceptor_.admit(*this);
+  }
+
+  bool finished() const { return !socket_.valid(); }
+  Clock::time_point deadline() const { return deadline_; }
+  const InetAddress& from() const { return from_; }
+  const wire::Hello& hello() const { return hello_; }
+
+  // Unregisters the socket and gives it away (an empty one, once finished).
+  Socket release() {
+    if (socket_.valid()) acceptor_.net_.poller().remove(socket_.fd());
+    return std::move(socket_);
+  }
+
+ private:
+  Acceptor& acceptor_;
+  Socket socket_;
+  InetAddress from_;
+  Clock::time_point deadline_;
+  wire::Hello hello_{};
+  size_t done_ = 0;
+};
+
+Acceptor::Acceptor(Net& net, const InetAddress& where)
+    : net_(net), listener_(Socket::listen_on(where, net.sockbuf())), address_(listener_.local_address()) {
+  net_.poller().add(listener_.fd(), this, EPOLLIN);
+}
+
+Acceptor::~Acceptor() {
+  pending_.clear();
+  net_.poller().remove(listener_.fd());
+}
+
+std::vector<Acceptor::Arrival> Acceptor::take_early(int rank) {
+  auto it = early_.find(rank);
+  if (it == early_.end()) return {};
+  std::vector<Arrival> arrivals = std::move(it->second);
+  early_.erase(it);
+  return arrivals;
+}
+
+void Acceptor::on_events(uint32_t) {
+  for (int i = 0; i < kAcceptsPerEvent; ++i) {
+    InetAddress from;
+    int error = 0;
+    Socket socket = listener_.accept(&from, &error);
+    if (!socket.valid()) {
+      if (error == EAGAIN || error == EWOULDBLOCK) return;
+      if (error == ECONNABORTED || error == EINTR || error == EPROTO) continue;  // that client gave up
+      if (!warned_accept_)
+        net_.log(HCOMM_LOG_WARN,
+                 format("tcp: cannot accept connections on %s: %s", address_.str().c_str(), std::strerror(error)));
+      warned_accept_ = true;
+      return;
+    }
+    try {
+      socket.set_nodelay();
+      pending_.push_back(std::make_unique<PendingHello>(*this, std::move(socket), from));
+    } catch (const plugin::Error& e) {
+      net_.log(HCOMM_LOG_WARN, format("tcp: dropped connection from %s: %s", from.str().c_str(), e.what()));
+    }
+  }
+}
+
+void Acceptor::expire(Clock::time_point now) {
+  if (pending_.empty()) return;
+  for (auto& pending : pending_)
+    if (!pending->finished() && now >= pending->deadline())
+      drop(*pending, format("no hello within %lld s", static_cast<long long>(kHelloDeadline.count())));
+  std::erase_if(pending_, [](const auto& pending) { return pending->finished(); });
+}
+
+std::optional<Clock::time_point> Acceptor::next_deadline() const {
+  std::optional<Clock::time_point> next;
+  for (const auto& pending : pending_)
+    if (!pending->finished() && (!next || pending->deadline() < *next)) next = pending->deadline();
+  return next;
+}
+
+void Acceptor::admit(PendingHello& pending) {
+  if (auto why = refusal(pending.hello())) return drop(pending, *why);
+  int rank = pending.hello().rank;
+  int index = pending.hello().socket_index;
+  Socket socket = pending.release();
+  if (Endpoint* endpoint = net_.endpoint_for(rank))
+    endpoint->adopt(index, std::move(socket), pending.from());
+  else
+    early_[rank].push_back(Arrival{index, std::move(socket), pending.from()});
+}
+
+std::optional<std::string> Acceptor::refusal(const wire::Hello& hello) const {
+  if (hello.magic != wire::kHelloMagic || hello.version != wire::kVersion)
+    return format("not an HComm tcp hello of wire version %u", wire::kVersion);
+  if (!same_key(hello.comm_key, net_.key().data(), sizeof hello.comm_key)) return "wrong communicator key";
+  if (hello.rank < 0 || hello.rank >= net_.nranks())
+    return format("it claims rank %d, outside the communicator of %d ranks", hello.rank, net_.nranks());
+  if (hello.rank >= net_.rank())
+    return format("rank %d may not connect to rank %d: the lower rank of a pair connects", hello.rank, net_.rank());
+  return std::nullopt;
+}
+
+void Acceptor::drop(PendingHello& pending, const std::string& why) {
+  pending.release();
+  net_.log(HCOMM_LOG_WARN, format("tcp: dropped connection from %s: %s", pending.from().str().c_str(), why.c_str()));
+}
+
+}  // namespace hcomm::tcp

@@ -1,0 +1,57 @@
+// The accepting side of a net: the listening socket, and accepted sockets
+// until their hello says who they are. A hello with the wrong communicator
+// key (or none within a deadline) drops the socket with a warning naming the
+// remote address; a good one goes to the endpoint of its rank, or waits for
+// that endpoint to be created.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "poller.hpp"
+#include "socket.hpp"
+#include "wire.hpp"
+
+namespace hcomm::tcp {
+
+class Net;
+
+class Acceptor final : public EventHandler {
+ public:
+  Acceptor(Net& net, const InetAddress& where);
+  ~Acceptor() override;
+
+  const InetAddress& address() const { return address_; }
+
+  // A socket that said hello before its endpoint existed.
+  struct Arrival {
+    int index;
+    Socket socket;
+    InetAddress from;
+  };
+  std::vector<Arrival> take_early(int rank);
+
+  void on_events(uint32_t events) override;
+  // Drops sockets whose hello is overdue, and forgets finished ones.
+  void expire(Clock::time_point now);
+  std::optional<Clock::time_point> next_deadline() const;
+
+ private:
+  class PendingHello;
+
+  void admit(PendingHello& pending);
+  std::optional<std::string> refusal(const wire::Hello& hello) const;
+  void drop(PendingHello& pending, const std::string& why);
+
+  Net& net_;
+  Socket listener_;
+  InetAddress address_;
+  std::vector<std::unique_ptr<PendingHello>> pending_;
+  std::unordered_map<int, std::vector<Arrival>> early_;  // by rank
+  bool warned_accept_ = false;
+};
+
+}  // namespace hcomm::tcp

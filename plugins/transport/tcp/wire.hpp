@@ -1,0 +1,65 @@
+// Byte layouts of everything the TCP transport puts on the wire or in its
+// address blob. Fields are in host byte order: HComm runs on little-endian
+// hosts only, and the assertion below keeps it honest.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+namespace hcomm::tcp::wire {
+
+static_assert(std::endian::native == std::endian::little, "the tcp wire format is little-endian");
+
+inline constexpr uint16_t kVersion = 1;
+
+// The address blob a rank publishes: where to connect, and what scoring needs.
+struct AddressBlob {
+  uint32_t magic;  // kAddressMagic
+  uint16_t version;
+  uint16_t nsocks;  // sockets this rank opens per peer; a pair uses the smaller count
+  uint32_t ip;      // IPv4, network byte order
+  uint16_t port;
+  uint16_t reserved;
+  uint64_t host_id;  // equal values: same kernel boot, hostname and network namespace
+};
+inline constexpr uint32_t kAddressMagic = 0x41544348;  // "HCTA"
+
+// The first bytes on every socket, both ways: the initiator sends its hello,
+// the acceptor checks it and answers with its own.
+struct Hello {
+  uint32_t magic;  // kHelloMagic
+  uint16_t version;
+  uint16_t socket_index;  // which of the pair's sockets this is
+  int32_t rank;           // the sender's rank
+  uint32_t reserved;
+  uint8_t comm_key[16];
+};
+inline constexpr uint32_t kHelloMagic = 0x48544348;  // "HCTH"
+
+// A message up to HCOMM_TCP_SPLIT_BYTES goes at once, as one kData piece. A
+// larger one is announced (kRts); once its receive is posted the receiver
+// answers (kCts), and the data follows in kData pieces spread over the
+// pair's sockets.
+enum class PieceKind : uint32_t {
+  kData = 1,  // part (or all) of a message
+  kBye = 2,   // the sender closes its endpoint: nothing follows on this socket
+  kRts = 3,   // a large message is ready to send (tag, seq, total); no payload
+  kCts = 4,   // the receiver takes message `seq`: send its data; no payload
+};
+
+// Precedes every piece.
+struct PieceHeader {
+  uint32_t kind = 0;    // PieceKind
+  uint32_t length = 0;  // payload bytes that follow this header
+  uint64_t tag = 0;
+  uint64_t seq = 0;     // the message's number among all messages of the endpoint
+  uint64_t total = 0;   // the message's length
+  uint64_t offset = 0;  // where this piece starts in the message
+};
+
+static_assert(sizeof(AddressBlob) == 24 && std::is_trivially_copyable_v<AddressBlob>);
+static_assert(sizeof(Hello) == 32 && std::is_trivially_copyable_v<Hello>);
+static_assert(sizeof(PieceHeader) == 40 && std::is_trivially_copyable_v<PieceHeader>);
+
+}  // namespace hcomm::tcp::wire
