@@ -179,7 +179,12 @@ std::unique_ptr<Bootstrap> Bootstrap::from_unique_id(const hcomm_unique_id_t& id
 
 void Bootstrap::make_unique_id(hcomm_unique_id_t* id) {
   if (!id) HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "bootstrap: make_unique_id: the id pointer is null");
-  make_unique_id_on(first_non_loopback_ipv4(), timeout_setting(), id);
+  std::string addr = settings::get_string("HCOMM_BOOTSTRAP_ADDR");
+  uint32_t ip = first_non_loopback_ipv4();
+  if (!addr.empty() && !parse_ipv4(addr, &ip))
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_BOOTSTRAP_ADDR='%s' is not an IPv4 address of this host, e.g. 10.0.0.5",
+                addr.c_str());
+  make_unique_id_on(ip, timeout_setting(), id);
 }
 
 }  // namespace hcomm::bootstrap

@@ -114,8 +114,19 @@ exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* 
 }
 
 void Communicator::progress_all() {
-  peers_->progress();
+  try {
+    peers_->progress();
+  } catch (const Error& e) {
+    blame_oldest(e);
+  }
   for (Running& r : running_) r.op->advance(*peers_);
+}
+
+// Errors found outside any one step (a lost link, a peer gone) fail the
+// oldest collective in flight, which is the one waiting on it.
+void Communicator::blame_oldest(const Error& e) {
+  if (running_.empty()) throw e;
+  throw Error(e.code(), running_.front().op->describe() + " failed: " + e.what());
 }
 
 void Communicator::release(exec::Operation* op) {
@@ -163,12 +174,16 @@ void Communicator::wait(exec::Operation* op) {
       peers_->wait(kSleepUs);
       auto now = Clock::now();
       if (now >= next_peer_check) {
-        peers_->check_peers();
+        try {
+          peers_->check_peers();
+        } catch (const Error& e) {
+          blame_oldest(e);
+        }
         next_peer_check = now + kPeerCheckInterval;
       }
       if (now - last_event > timeout)
-        HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s (call %u): no progress for HCOMM_TIMEOUT=%g s; waiting on %s",
-                    op->collective(), op->seq(), timeout_s_, op->pending_peers().c_str());
+        HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s: no progress for HCOMM_TIMEOUT=%g s; waiting on %s",
+                    op->describe().c_str(), timeout_s_, op->pending_peers().c_str());
     }
   } catch (const Error& e) {
     fail(e);

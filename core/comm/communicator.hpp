@@ -47,6 +47,7 @@ class Communicator {
   void release(exec::Operation* op);
   void check_usable() const;
   [[noreturn]] void fail(const Error& e);
+  [[noreturn]] void blame_oldest(const Error& e);
   std::shared_ptr<const exec::Schedule> schedule_for(const hcomm_coll_args_t& args);
   std::vector<uint8_t>* acquire_scratch(uint64_t bytes);
 

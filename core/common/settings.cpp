@@ -47,6 +47,8 @@ std::vector<Decl> core_settings() {
       d("HCOMM_LOCAL_SIZE", HCOMM_SETTING_INT, "", "Number of ranks on this host (set by hcomm-run)."),
       d("HCOMM_ROOT", HCOMM_SETTING_STRING, "", "Rendezvous address host:port that rank 0 serves."),
       d("HCOMM_SECRET", HCOMM_SETTING_STRING, "", "The job's secret (32 hex digits) that rendezvous clients present."),
+      d("HCOMM_BOOTSTRAP_ADDR", HCOMM_SETTING_STRING, "",
+        "IPv4 address the rendezvous of hcomm_get_unique_id listens on; empty: the first non-loopback one."),
       d("HCOMM_TIMEOUT", HCOMM_SETTING_DOUBLE, "30",
         "Seconds a call may wait on a peer before it fails naming the peer."),
       d("HCOMM_PLUGIN_PATH", HCOMM_SETTING_STRING, "", "Extra plugin folders, colon separated, searched first."),

@@ -10,8 +10,10 @@
 namespace hcomm::device {
 
 // dst[i] = a[i] op b[i] for i < count. dst may be a or b (same address), but
-// must not otherwise overlap them. AVG sums; when avg_divisor > 0 the result
-// is also divided by it (integers: truncating), in the same pass.
+// must not otherwise overlap them. Integers wrap on overflow. Float MIN/MAX
+// propagate NaN and order -0 below +0. AVG sums; when avg_divisor > 1 the
+// result is also divided by it in the same pass (integers: the wrapped sum,
+// truncating).
 void reduce(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const void* b, size_t count,
             int avg_divisor);
 

@@ -116,6 +116,10 @@ void Operation::advance_step(size_t step, PeerIO& io) {
   while (st.started < s.nchunks && ready(step, st.started) && start(step, st.started, io)) ++st.started;
 }
 
+std::string Operation::describe() const {
+  return format("%s (call %u, algorithm %s)", collective(), seq_, schedule_->algorithm.c_str());
+}
+
 std::string Operation::context(size_t step) const {
   const hcomm_step_t& s = steps_[step];
   if (s.kind > HCOMM_STEP_RECV_REDUCE)

@@ -33,6 +33,8 @@ class Operation {
   // The peers this rank still waits on, for timeout messages.
   std::string pending_peers() const;
   const char* collective() const;
+  // "allreduce (call 5, algorithm ring)", to prefix errors with.
+  std::string describe() const;
   uint32_t seq() const { return seq_; }
 
  private:

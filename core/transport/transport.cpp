@@ -60,6 +60,8 @@ void Transport::check(hcomm_result_t rc, const char* what) const {
   if (rc == HCOMM_SUCCESS) return;
   std::string text = last_error();
   if (text.empty()) text = "no detail given";
+  // Plugins usually name themselves already ("tcp: connection ... lost").
+  if (text.rfind(name_ + ":", 0) == 0) HCOMM_THROW(rc, "%s (%s)", text.c_str(), what);
   HCOMM_THROW(rc, "%s: %s: %s", name_.c_str(), what, text.c_str());
 }
 

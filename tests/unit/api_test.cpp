@@ -14,6 +14,8 @@ class Api : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     setenv("HCOMM_TRANSPORTS", "tcp", 1);
+    setenv("HCOMM_BOOTSTRAP_ADDR", "127.0.0.1", 1);
+    setenv("HCOMM_TCP_IF_ADDR", "127.0.0.1", 1);
     hcomm_unique_id_t id;
     ASSERT_EQ(hcomm_get_unique_id(&id), HCOMM_SUCCESS) << hcomm_get_last_error();
     ASSERT_EQ(hcomm_comm_init_rank(&comm_, &id, 1, 0), HCOMM_SUCCESS) << hcomm_get_last_error();
@@ -21,6 +23,8 @@ class Api : public ::testing::Test {
   static void TearDownTestSuite() {
     EXPECT_EQ(hcomm_comm_destroy(comm_), HCOMM_SUCCESS);
     unsetenv("HCOMM_TRANSPORTS");
+    unsetenv("HCOMM_BOOTSTRAP_ADDR");
+    unsetenv("HCOMM_TCP_IF_ADDR");
   }
   static void expect_error(hcomm_result_t rc, hcomm_result_t code, const std::string& part) {
     EXPECT_EQ(rc, code) << hcomm_get_last_error();

@@ -533,14 +533,15 @@ TEST(Bootstrap, UniqueIdDescribesAFreshRendezvous) {
   id.internal[0] ^= 1;
   EXPECT_FALSE(decode_unique_id(id, &decoded));
 
-  // The public maker listens on this host's first non-loopback address; nothing connects to it here.
+  // The public maker listens where HCOMM_BOOTSTRAP_ADDR says; nothing connects to it here.
   auto results = Job(1, {.maker = -1}).run([](int, const hcomm_unique_id_t&) {
+    setenv("HCOMM_BOOTSTRAP_ADDR", "127.0.0.1", 1);
     hcomm_unique_id_t first, second;
     Bootstrap::make_unique_id(&first);
     Bootstrap::make_unique_id(&second);
     UniqueId a, b;
     check(decode_unique_id(first, &a) && decode_unique_id(second, &b), "a made id does not decode");
-    check(a.root.ip == first_non_loopback_ipv4(), "the id does not name the first non-loopback address");
+    check(a.root.ip == htonl(INADDR_LOOPBACK), "the id does not name HCOMM_BOOTSTRAP_ADDR");
     check(a.root.port != 0 && a.root.port != b.root.port, "the ids do not name two listening ports");
     check(a.secret != Secret{} && a.secret != b.secret, "the secrets are not fresh random bytes");
   });
