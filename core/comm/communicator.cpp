@@ -17,10 +17,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Wait policy: a blocking wake-up costs tens of microseconds here, so spin
-// first, then yield the core, then sleep in the transports.
-constexpr int kSpinRounds = 64;
-constexpr int kYieldRounds = 256;
+// Wait policy: a blocking wake-up across cores costs 25-50 us, so an idle
+// rank spins first, then yields the core (other ranks may need it when they
+// outnumber the cores), and only then sleeps in the transports.
+constexpr auto kSpinFor = std::chrono::microseconds(50);
+constexpr auto kYieldFor = std::chrono::microseconds(2000);
 constexpr int64_t kSleepUs = 1000;
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 
@@ -152,7 +153,6 @@ void Communicator::wait(exec::Operation* op) {
   check_usable();
   try {
     uint64_t events = 0;
-    int idle = 0;
     auto last_event = Clock::now(), next_peer_check = last_event + kPeerCheckInterval;
     const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
     for (;;) {
@@ -160,19 +160,20 @@ void Communicator::wait(exec::Operation* op) {
       if (op->done()) break;
       uint64_t now_events = 0;
       for (const Running& r : running_) now_events += r.op->events();
+      auto now = Clock::now();
       if (now_events != events) {
         events = now_events;
-        idle = 0;
-        last_event = Clock::now();
+        last_event = now;
         continue;
       }
-      if (++idle < kSpinRounds) continue;
-      if (idle < kYieldRounds) {
+      auto idle = now - last_event;
+      if (idle < kSpinFor) continue;
+      if (idle < kYieldFor) {
         sched_yield();
-        continue;
+      } else {
+        peers_->wait(kSleepUs);
+        now = Clock::now();
       }
-      peers_->wait(kSleepUs);
-      auto now = Clock::now();
       if (now >= next_peer_check) {
         try {
           peers_->check_peers();
