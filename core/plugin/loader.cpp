@@ -49,7 +49,7 @@ bool parse_file_name(const std::string& file, hcomm_plugin_kind_t* kind, std::st
 std::string own_dir() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&own_dir), &info) && info.dli_fname)
-    return fs::absolute(info.dli_fname).parent_path().string();
+    return fs::weakly_canonical(fs::absolute(info.dli_fname)).parent_path().string();
   return "";
 }
 
