@@ -20,9 +20,20 @@ using Clock = std::chrono::steady_clock;
 // Wait policy: a blocking wake-up across cores costs 25-50 us, so an idle
 // rank spins first, then yields the core (other ranks may need it when they
 // outnumber the cores), and only then sleeps in the transports.
+// When this host's ranks outnumber its cores, a spinning rank steals the core
+// of the rank it waits for, so it sleeps almost at once (a wake-up on a
+// shared core is cheap).
 constexpr auto kSpinFor = std::chrono::microseconds(50);
 constexpr auto kYieldFor = std::chrono::microseconds(2000);
+constexpr auto kOversubscribedYieldFor = std::chrono::microseconds(20);
 constexpr int64_t kSleepUs = 1000;
+
+bool host_oversubscribed() {
+  std::string local = settings::raw("HCOMM_LOCAL_SIZE");
+  cpu_set_t cpus;
+  if (local.empty() || sched_getaffinity(0, sizeof cpus, &cpus) != 0) return false;
+  return settings::get_int("HCOMM_LOCAL_SIZE") > CPU_COUNT(&cpus);
+}
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 
 std::array<uint8_t, 16> random_key() {
@@ -38,7 +49,8 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap)
     : bootstrap_(std::move(bootstrap)),
       rank_(bootstrap_->rank()),
       size_(bootstrap_->size()),
-      timeout_s_(settings::get_double("HCOMM_TIMEOUT")) {
+      timeout_s_(settings::get_double("HCOMM_TIMEOUT")),
+      oversubscribed_(host_oversubscribed()) {
   log::set_rank(rank_);
   // Rank 0's random key authenticates this communicator's transport connections.
   std::array<uint8_t, 16> key = random_key();
@@ -167,8 +179,8 @@ void Communicator::wait(exec::Operation* op) {
         continue;
       }
       auto idle = now - last_event;
-      if (idle < kSpinFor) continue;
-      if (idle < kYieldFor) {
+      if (idle < (oversubscribed_ ? Clock::duration::zero() : Clock::duration(kSpinFor))) continue;
+      if (idle < (oversubscribed_ ? Clock::duration(kOversubscribedYieldFor) : Clock::duration(kYieldFor))) {
         sched_yield();
       } else {
         peers_->wait(kSleepUs);

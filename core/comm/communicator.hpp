@@ -61,6 +61,7 @@ class Communicator {
   std::vector<std::vector<uint8_t>*> free_scratch_;
   uint32_t seq_ = 0;
   double timeout_s_;
+  bool oversubscribed_;  // this host's ranks outnumber its cores
   std::string broken_;  // set by the first failure: the communicator is then unusable
 };
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -72,6 +74,7 @@ class Job {
 
   // Forks rank r running body(comm, outcome); the rank records its outcome.
   void spawn(int r, const std::function<void(hcomm_comm_t, Outcome&)>& body) {
+    std::fflush(nullptr);  // the child exits normally: no buffered output twice
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -89,7 +92,7 @@ class Job {
       out = Outcome{rc, std::chrono::duration<double>(Clock::now() - start).count(), ""};
       std::snprintf(out.message, sizeof out.message, "%s", rc ? hcomm_get_last_error() : "");
       if (rc == HCOMM_SUCCESS) body(comm, out);
-      _exit(0);
+      std::exit(0);  // as a program ends: the rendezvous this rank serves lingers for the others
     }
     pids_.push_back(pid);
     reaped_.push_back(false);

@@ -343,6 +343,11 @@ void Endpoint::read_rendezvous(Arrival& a, Request& r) {
     r.complete(a.length);
   } else if (status == ESRCH) {
     r.fail(HCOMM_ERR_REMOTE, plugin::format("shm: %s died", describe_peer().c_str()));
+  } else if (status == EFAULT) {
+    // A live sender keeps the buffer of a pending send mapped: its memory
+    // going away means the peer is exiting or failing.
+    r.fail(HCOMM_ERR_REMOTE, plugin::format("shm: %s released the buffer of a message in flight (it is exiting or "
+                                            "failed)", describe_peer().c_str()));
   } else {
     r.fail(HCOMM_ERR_SYSTEM, plugin::format("shm: cannot read the message of %llu bytes with tag %llu from %s: %s",
                                             ull(a.length), ull(a.tag), describe_peer().c_str(), std::strerror(status)));
