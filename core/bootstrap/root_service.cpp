@@ -554,19 +554,30 @@ class Registry {
 
   void add(std::unique_ptr<ServiceThread> service) {
     std::lock_guard<std::mutex> lock(mutex_);
+    forget_inherited();
     std::erase_if(services_, [](const auto& s) { return s->finished(); });
     services_.push_back(std::move(service));
   }
 
   bool serves_here(uint16_t port, const Secret& secret) {
     std::lock_guard<std::mutex> lock(mutex_);
+    forget_inherited();
     return ::getpid() == owner_ && std::any_of(services_.begin(), services_.end(), [&](const auto& s) {
              return !s->finished() && s->serves(port, secret);
            });
   }
 
  private:
-  const pid_t owner_ = ::getpid();
+  // A child made by fork() inherits the parent's services but not their
+  // threads: it must neither join nor stop them.
+  void forget_inherited() {
+    if (::getpid() == owner_) return;
+    for (auto& s : services_) static_cast<void>(s.release());
+    services_.clear();
+    owner_ = ::getpid();
+  }
+
+  pid_t owner_ = ::getpid();
   std::mutex mutex_;
   std::vector<std::unique_ptr<ServiceThread>> services_;
 };
