@@ -102,7 +102,7 @@ std::vector<uint8_t>* Communicator::acquire_scratch(uint64_t bytes) {
     free_scratch_.erase(best);
     return b;
   }
-  if (!free_scratch_.empty()) {  // grow the smallest free one rather than add another
+  if (!free_scratch_.empty()) {  // grow a free one rather than add another
     auto* b = free_scratch_.back();
     free_scratch_.pop_back();
     b->resize(bytes);

@@ -57,10 +57,7 @@ std::vector<Decl> core_settings() {
   };
   Decl transports = d("HCOMM_TRANSPORTS", HCOMM_SETTING_STRING, "",
                       "Transports allowed: 'shm,tcp' (only these) or '^shm' (all but these); empty: all.");
-  transports.check = [](const std::string& t) {
-    return t.find('^', 1) == std::string::npos && t != "^" && t.find(",,") == std::string::npos;
-  };
-  transports.accepted = "a comma-separated list of transport names, or ^ followed by one (include or exclude, not both)";
+  // Its grammar is checked in one place, transport::parse_filter, when a communicator starts.
   v.push_back(transports);
   v.push_back(d("HCOMM_TUNE", HCOMM_SETTING_STRING, "",
                 "Algorithm choice per collective and size range, e.g. allreduce:0-64K:@ring#broadcast:@binomial."));
