@@ -42,7 +42,7 @@ g++ -std=c++20 "$prefix/app/app.cpp" $(pkg-config --cflags --libs hcomm) -Wl,-rp
 "$prefix/bin/hcomm-run" -n 2 "$prefix/app/app-pc"
 
 info=$("$prefix/bin/hcomm-info")
-for plugin in transport_tcp transport_shm algorithm_basic; do
+for plugin in transport_tcp transport_shm algorithm_ring algorithm_tree algorithm_recursive; do
   grep -q "loaded .*$libdir/hcomm/libhcomm_$plugin.so" <<< "$info" || {
     echo "the installed hcomm-info does not load $libdir/hcomm/libhcomm_$plugin.so:"
     echo "$info"

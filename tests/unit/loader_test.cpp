@@ -72,7 +72,7 @@ TEST(Loader, DiscoversTheBuiltPlugins) {
     EXPECT_TRUE(p.loaded()) << p.path << ": " << p.error;
     tcp |= p.expected_name == "tcp" && p.loaded();
     shm |= p.expected_name == "shm" && p.loaded();
-    basic |= p.expected_name == "basic" && p.loaded();
+    basic |= p.expected_name == "ring" && p.loaded();
   }
   EXPECT_TRUE(tcp && shm && basic);
 }

@@ -1,6 +1,6 @@
-// Peer patterns of the basic algorithm plugin, for every communicator size
+// Peer patterns shared by the algorithm plugins, for every communicator size
 // 1..33 and every root: the properties the algorithms built on them rely on.
-#include "plugins/algorithm/basic/patterns.hpp"
+#include "plugins/algorithm/common/patterns.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 namespace {
 
 constexpr int kMaxRanks = 33;
@@ -199,4 +199,4 @@ std::string rank_count_name(const ::testing::TestParamInfo<int>& param) { return
 INSTANTIATE_TEST_SUITE_P(Ranks, PatternTest, ::testing::Range(1, kMaxRanks + 1), rank_count_name);
 
 }  // namespace
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

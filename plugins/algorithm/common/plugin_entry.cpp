@@ -1,14 +1,8 @@
-// The basic algorithm plugin: ring allreduce, binomial broadcast and
-// dissemination barrier, over the peer patterns in patterns.hpp.
-#include <iterator>
+#include <vector>
 
-#include "basic.hpp"
+#include "services.hpp"
 
-#ifndef HCOMM_BASIC_VERSION
-#error "HCOMM_BASIC_VERSION must be defined by the build"
-#endif
-
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 hcomm::plugin::Services& services() {
   static hcomm::plugin::Services instance;
@@ -24,28 +18,33 @@ hcomm_result_t init(const hcomm_plugin_services_t* core_services) {
 
 }  // namespace
 
-}  // namespace hcomm::basic
-
-extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* hcomm_plugin_v1(void) {
-  using namespace hcomm::basic;
-  static const hcomm_algorithm_desc_t algorithms[] = {kRingAllreduce, kBinomialBroadcast, kDisseminationBarrier};
+const hcomm_plugin_header_t* plugin_header(const char* name, const char* version,
+                                           const hcomm_algorithm_desc_t* const* algorithms, size_t count) {
+  static const std::vector<hcomm_algorithm_desc_t> table(
+      [&] {
+        std::vector<hcomm_algorithm_desc_t> t;
+        for (size_t i = 0; i < count; ++i) t.push_back(*algorithms[i]);
+        return t;
+      }());
   static const hcomm_algorithm_v1_t iface = {
       .size = sizeof(hcomm_algorithm_v1_t),
       .init = init,
-      .num_algorithms = std::size(algorithms),
-      .algorithms = algorithms,
+      .num_algorithms = table.size(),
+      .algorithms = table.data(),
   };
   static const hcomm_plugin_header_t header = {
       .size = sizeof(hcomm_plugin_header_t),
       .abi_major = HCOMM_PLUGIN_ABI_MAJOR,
       .abi_minor = HCOMM_PLUGIN_ABI_MINOR,
       .kind = HCOMM_PLUGIN_ALGORITHM,
-      .name = "basic",
+      .name = name,
       .vendor = "HComm",
-      .version = HCOMM_BASIC_VERSION,
+      .version = version,
       .settings = nullptr,
       .num_settings = 0,
       .iface = &iface,
   };
   return &header;
 }
+
+}  // namespace hcomm::algo

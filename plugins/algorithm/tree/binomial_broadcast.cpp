@@ -2,11 +2,12 @@
 // children as soon as the chunk has arrived from its parent.
 #include <climits>
 
-#include "basic.hpp"
-#include "call.hpp"
-#include "patterns.hpp"
+#include "common/services.hpp"
+#include "tree.hpp"
+#include "common/call.hpp"
+#include "common/patterns.hpp"
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 namespace {
 
@@ -67,4 +68,4 @@ constinit const hcomm_algorithm_desc_t kBinomialBroadcast = {
     .build = binomial_build,
 };
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 class BlockPartition {
  public:
@@ -34,4 +34,4 @@ class BlockPartition {
   size_t elem_size_;
 };
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

@@ -4,7 +4,7 @@
 
 #include "hcomm/plugin/util.hpp"
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 namespace {
 
@@ -32,4 +32,4 @@ uint32_t ScheduleWriter::chunks(uint64_t bytes, size_t elem_size) {
   return static_cast<uint32_t>(std::clamp<uint64_t>(asked, 1, std::max<uint64_t>(elements, 1)));
 }
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

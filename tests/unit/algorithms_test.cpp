@@ -1,5 +1,5 @@
-// The algorithms of the basic plugin, loaded from its shared library as the
-// core loads it. For each communicator size every rank's schedule is built,
+// The algorithm plugins, loaded from their shared libraries as the core
+// loads them. For each communicator size every rank's schedule is built,
 // checked against the rules the executor relies on (matched transfers,
 // backward dependencies, buffer bounds), then run in process on real data by
 // a data-flow simulator that executes ready chunks in random order; every
@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -25,10 +26,9 @@
 namespace {
 
 // ---------------------------------------------------------------------------
-// The plugin, found in the first folder of HCOMM_PLUGIN_PATH that holds it,
-// else in the build tree's plugin folder.
-
-constexpr const char* kPluginFile = "libhcomm_algorithm_basic.so";
+// The algorithm plugins (libhcomm_algorithm_*.so), found in the folders of
+// HCOMM_PLUGIN_PATH, else in the build tree's plugin folder, each loaded as
+// the core loads it.
 
 std::string& plugin_error_text() {
   static std::string text;
@@ -43,67 +43,76 @@ const hcomm_plugin_services_t kServices = {
     .set_error = [](const char* message) { plugin_error_text() = message; },
 };
 
-std::string find_plugin() {
+std::vector<std::string> plugin_folders() {
+  std::vector<std::string> folders;
   if (const char* path = std::getenv("HCOMM_PLUGIN_PATH")) {
-    std::stringstream folders(path);
+    std::stringstream list(path);
     std::string folder;
-    while (std::getline(folders, folder, ':'))
-      if (!folder.empty() && std::filesystem::exists(folder + "/" + kPluginFile)) return folder + "/" + kPluginFile;
+    while (std::getline(list, folder, ':'))
+      if (!folder.empty()) folders.push_back(folder);
   }
 #ifdef HCOMM_PLUGIN_BUILD_DIR
-  return std::string(HCOMM_PLUGIN_BUILD_DIR) + "/" + kPluginFile;
-#else
-  return "";
+  folders.push_back(HCOMM_PLUGIN_BUILD_DIR);
 #endif
+  return folders;
 }
 
-class BasicPlugin {
+class AlgorithmPlugins {
  public:
-  static const BasicPlugin& get() {
-    static const BasicPlugin plugin;
-    return plugin;
+  static const AlgorithmPlugins& get() {
+    static const AlgorithmPlugins plugins;
+    return plugins;
   }
 
-  const hcomm_plugin_header_t* header() const { return header_; }
+  const std::vector<const hcomm_plugin_header_t*>& headers() const { return headers_; }
   const std::string& load_error() const { return load_error_; }
-  const hcomm_algorithm_v1_t* iface() const { return static_cast<const hcomm_algorithm_v1_t*>(header_->iface); }
+  static const hcomm_algorithm_v1_t* iface(const hcomm_plugin_header_t* h) {
+    return static_cast<const hcomm_algorithm_v1_t*>(h->iface);
+  }
   const hcomm_algorithm_desc_t* find(const char* name, hcomm_coll_t coll) const {
-    if (!header_) return nullptr;
-    for (size_t i = 0; i < iface()->num_algorithms; ++i) {
-      const hcomm_algorithm_desc_t& a = iface()->algorithms[i];
-      if (std::string(a.name) == name && (a.colls & (1u << coll))) return &a;
-    }
+    for (const hcomm_plugin_header_t* h : headers_)
+      for (size_t i = 0; i < iface(h)->num_algorithms; ++i) {
+        const hcomm_algorithm_desc_t& a = iface(h)->algorithms[i];
+        if (std::string(a.name) == name && (a.colls & (1u << coll))) return &a;
+      }
     return nullptr;
   }
 
  private:
-  BasicPlugin() {
-    const std::string path = find_plugin();
-    if (path.empty()) {
-      load_error_ = std::string("cannot locate ") + kPluginFile +
-                    ": set HCOMM_PLUGIN_PATH or build with HCOMM_PLUGIN_BUILD_DIR defined";
-      return;
+  AlgorithmPlugins() {
+    std::map<std::string, std::string> files;  // file name -> first path that holds it
+    for (const std::string& folder : plugin_folders()) {
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("libhcomm_algorithm_", 0) == 0 && entry.path().extension() == ".so")
+          files.emplace(name, entry.path().string());
+      }
     }
+    if (files.empty()) load_error_ = "no libhcomm_algorithm_*.so found: set HCOMM_PLUGIN_PATH";
+    for (const auto& [name, path] : files) load(path);
+  }
+
+  void load(const std::string& path) {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-      load_error_ = "dlopen " + path + ": " + dlerror();
+      load_error_ += "dlopen " + path + ": " + dlerror() + "; ";
       return;
     }
     auto entry = reinterpret_cast<hcomm_plugin_v1_fn>(dlsym(handle, HCOMM_PLUGIN_SYMBOL));
-    if (!entry) {
-      load_error_ = path + " does not export " + HCOMM_PLUGIN_SYMBOL;
-      return;
-    }
-    const hcomm_plugin_header_t* header = entry();
+    const hcomm_plugin_header_t* header = entry ? entry() : nullptr;
     if (!header || header->kind != HCOMM_PLUGIN_ALGORITHM || !header->iface) {
-      load_error_ = path + " is not an algorithm plugin";
+      load_error_ += path + " is not an algorithm plugin; ";
       return;
     }
-    header_ = header;
-    if (iface()->init(&kServices) != HCOMM_SUCCESS) load_error_ = "init failed: " + plugin_error_text();
+    if (iface(header)->init(&kServices) != HCOMM_SUCCESS) {
+      load_error_ += path + ": init failed: " + plugin_error_text() + "; ";
+      return;
+    }
+    headers_.push_back(header);
   }
 
-  const hcomm_plugin_header_t* header_ = nullptr;
+  std::vector<const hcomm_plugin_header_t*> headers_;
   std::string load_error_;
 };
 
@@ -665,12 +674,12 @@ const Workload kAllreduceWorkloads[] = {
     {HCOMM_INT64, HCOMM_SUM}, {HCOMM_INT64, HCOMM_MAX}, {HCOMM_INT64, HCOMM_AVG}, {HCOMM_FLOAT32, HCOMM_SUM}};
 
 const hcomm_algorithm_desc_t* algorithm(const char* name, hcomm_coll_t coll) {
-  return BasicPlugin::get().find(name, coll);
+  return AlgorithmPlugins::get().find(name, coll);
 }
 
 #define ASSERT_ALGORITHM(var, name, coll)                    \
   const hcomm_algorithm_desc_t* var = algorithm(name, coll); \
-  ASSERT_NE(var, nullptr) << "no algorithm " << name << " in the plugin: " << BasicPlugin::get().load_error()
+  ASSERT_NE(var, nullptr) << "no algorithm " << name << " in the plugin: " << AlgorithmPlugins::get().load_error()
 
 class RingAllreduce : public ::testing::TestWithParam<Shape> {};
 
@@ -852,7 +861,7 @@ struct BadCall {
   const char* named;  // the text the error must contain
 };
 
-TEST(BasicAlgorithms, RejectBadArgumentsByName) {
+TEST(Algorithms, RejectBadArgumentsByName) {
   const BadCall cases[] = {
       {"negative root", "binomial", HCOMM_COLL_BROADCAST, [](auto& a, auto&) { a.root = -1; }, "args->root"},
       {"root past the end", "binomial", HCOMM_COLL_BROADCAST, [](auto& a, auto&) { a.root = 4; }, "args->root"},
@@ -879,7 +888,7 @@ TEST(BasicAlgorithms, RejectBadArgumentsByName) {
   }
 }
 
-TEST(BasicAlgorithms, NullPointersAreRejected) {
+TEST(Algorithms, NullPointersAreRejected) {
   ASSERT_ALGORITHM(ring, "ring", HCOMM_COLL_ALLREDUCE);
   const hcomm_coll_args_t args = coll_args(HCOMM_COLL_ALLREDUCE, 10, HCOMM_INT64, HCOMM_SUM, 0, false);
   const hcomm_comm_view_t comm = comm_view(2, 0);
@@ -888,7 +897,7 @@ TEST(BasicAlgorithms, NullPointersAreRejected) {
 }
 
 // A refused step ends the build with an error; the builder's own text stays.
-TEST(BasicAlgorithms, RefusedStepEndsTheBuild) {
+TEST(Algorithms, RefusedStepEndsTheBuild) {
   const char* names[] = {"ring", "binomial", "dissemination"};
   const hcomm_coll_t colls[] = {HCOMM_COLL_ALLREDUCE, HCOMM_COLL_BROADCAST, HCOMM_COLL_BARRIER};
   for (int i = 0; i < 3; ++i) {
@@ -906,36 +915,38 @@ TEST(BasicAlgorithms, RefusedStepEndsTheBuild) {
 // ---------------------------------------------------------------------------
 // Registration and cost model.
 
-TEST(BasicPluginHeader, DescribesItsAlgorithms) {
-  const BasicPlugin& plugin = BasicPlugin::get();
-  ASSERT_NE(plugin.header(), nullptr) << plugin.load_error();
-  EXPECT_EQ(plugin.load_error(), "");
-  const hcomm_plugin_header_t& h = *plugin.header();
-  EXPECT_EQ(h.size, sizeof(hcomm_plugin_header_t));
-  EXPECT_EQ(h.abi_major, HCOMM_PLUGIN_ABI_MAJOR);
-  EXPECT_EQ(h.abi_minor, HCOMM_PLUGIN_ABI_MINOR);
-  EXPECT_EQ(h.kind, HCOMM_PLUGIN_ALGORITHM);
-  EXPECT_STREQ(h.name, "basic");
-  EXPECT_STREQ(h.vendor, "HComm");
-  EXPECT_NE(std::string(h.version), "");
-  const hcomm_algorithm_v1_t& iface = *plugin.iface();
-  EXPECT_EQ(iface.size, sizeof(hcomm_algorithm_v1_t));
-  ASSERT_EQ(iface.num_algorithms, 3u);
-  for (size_t i = 0; i < iface.num_algorithms; ++i) {
-    const hcomm_algorithm_desc_t& a = iface.algorithms[i];
-    SCOPED_TRACE(a.name);
-    EXPECT_EQ(a.size, sizeof(hcomm_algorithm_desc_t));
-    EXPECT_EQ(a.min_ranks, 1);
-    EXPECT_EQ(a.max_ranks, INT_MAX);
-    EXPECT_EQ(a.min_bytes, 0u);
-    EXPECT_EQ(a.max_bytes, UINT64_MAX);
-    EXPECT_TRUE(a.mem_kinds & HCOMM_MEM_HOST);
-    EXPECT_NE(a.cost, nullptr);
-    EXPECT_NE(a.build, nullptr);
+TEST(AlgorithmPluginHeaders, DescribeTheirAlgorithms) {
+  const AlgorithmPlugins& plugins = AlgorithmPlugins::get();
+  EXPECT_EQ(plugins.load_error(), "");
+  std::set<std::string> names;
+  for (const hcomm_plugin_header_t* header : plugins.headers()) {
+    const hcomm_plugin_header_t& h = *header;
+    SCOPED_TRACE(h.name);
+    names.insert(h.name);
+    EXPECT_EQ(h.size, sizeof(hcomm_plugin_header_t));
+    EXPECT_EQ(h.abi_major, HCOMM_PLUGIN_ABI_MAJOR);
+    EXPECT_EQ(h.abi_minor, HCOMM_PLUGIN_ABI_MINOR);
+    EXPECT_EQ(h.kind, HCOMM_PLUGIN_ALGORITHM);
+    EXPECT_STREQ(h.vendor, "HComm");
+    EXPECT_NE(std::string(h.version), "");
+    const hcomm_algorithm_v1_t& iface = *AlgorithmPlugins::iface(header);
+    EXPECT_EQ(iface.size, sizeof(hcomm_algorithm_v1_t));
+    EXPECT_GE(iface.num_algorithms, 1u);
+    for (size_t i = 0; i < iface.num_algorithms; ++i) {
+      const hcomm_algorithm_desc_t& a = iface.algorithms[i];
+      SCOPED_TRACE(a.name);
+      EXPECT_EQ(a.size, sizeof(hcomm_algorithm_desc_t));
+      EXPECT_GE(a.min_ranks, 1);
+      EXPECT_LE(a.min_bytes, a.max_bytes);
+      EXPECT_TRUE(a.mem_kinds & HCOMM_MEM_HOST);
+      EXPECT_NE(a.cost, nullptr);
+      EXPECT_NE(a.build, nullptr);
+    }
   }
-  EXPECT_NE(plugin.find("ring", HCOMM_COLL_ALLREDUCE), nullptr);
-  EXPECT_NE(plugin.find("binomial", HCOMM_COLL_BROADCAST), nullptr);
-  EXPECT_NE(plugin.find("dissemination", HCOMM_COLL_BARRIER), nullptr);
+  for (const char* expected : {"ring", "tree", "recursive"}) EXPECT_TRUE(names.count(expected)) << expected;
+  EXPECT_NE(plugins.find("ring", HCOMM_COLL_ALLREDUCE), nullptr);
+  EXPECT_NE(plugins.find("binomial", HCOMM_COLL_BROADCAST), nullptr);
+  EXPECT_NE(plugins.find("dissemination", HCOMM_COLL_BARRIER), nullptr);
 }
 
 double cost(const hcomm_algorithm_desc_t& algo, hcomm_coll_t coll, uint64_t count, int nranks, bool in_place) {
@@ -944,7 +955,7 @@ double cost(const hcomm_algorithm_desc_t& algo, hcomm_coll_t coll, uint64_t coun
   return algo.cost(&args, &comm);
 }
 
-TEST(BasicAlgorithms, CostsFollowTheLinkModel) {
+TEST(Algorithms, CostsFollowTheLinkModel) {
   ASSERT_ALGORITHM(ring, "ring", HCOMM_COLL_ALLREDUCE);
   ASSERT_ALGORITHM(binomial, "binomial", HCOMM_COLL_BROADCAST);
   ASSERT_ALGORITHM(barrier, "dissemination", HCOMM_COLL_BARRIER);

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 // The smallest k with 2^k >= n (0 for n <= 1).
 constexpr int ceil_log2(int64_t n) {
@@ -92,4 +92,4 @@ class Dissemination {
   int rank_;
 };
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

@@ -3,11 +3,12 @@
 // what it signals in round k + 1 vouches for every rank it has heard so far.
 #include <climits>
 
-#include "basic.hpp"
-#include "call.hpp"
-#include "patterns.hpp"
+#include "common/services.hpp"
+#include "recursive.hpp"
+#include "common/call.hpp"
+#include "common/patterns.hpp"
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 namespace {
 
@@ -58,4 +59,4 @@ constinit const hcomm_algorithm_desc_t kDisseminationBarrier = {
     .build = dissemination_build,
 };
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

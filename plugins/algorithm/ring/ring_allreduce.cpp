@@ -3,12 +3,13 @@
 // forwards chunk k of a block as soon as it has reduced or received it.
 #include <climits>
 
-#include "basic.hpp"
-#include "blocks.hpp"
-#include "call.hpp"
-#include "patterns.hpp"
+#include "common/services.hpp"
+#include "ring.hpp"
+#include "common/blocks.hpp"
+#include "common/call.hpp"
+#include "common/patterns.hpp"
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 namespace {
 
@@ -93,4 +94,4 @@ constinit const hcomm_algorithm_desc_t kRingAllreduce = {
     .build = ring_build,
 };
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

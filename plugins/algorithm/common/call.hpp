@@ -7,7 +7,7 @@
 #include "hcomm/plugin/algorithm.h"
 #include "schedule_writer.hpp"
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 struct Call {
   const char* algorithm;  // for error messages
@@ -31,4 +31,4 @@ using BuildFn = void (*)(const Call& call, ScheduleWriter& out);
 hcomm_result_t run_builder(const char* algorithm, hcomm_coll_t coll, const hcomm_coll_args_t* args,
                            const hcomm_comm_view_t* comm, hcomm_schedule_builder_t* builder, BuildFn build) noexcept;
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

@@ -9,7 +9,7 @@
 
 #include "hcomm/plugin/algorithm.h"
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 inline hcomm_bufref_t at(hcomm_buffer_t buffer, uint64_t offset) { return {.buffer = buffer, .offset = offset}; }
 
@@ -40,4 +40,4 @@ class ScheduleWriter {
   hcomm_schedule_builder_t* builder_;
 };
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo

@@ -1,10 +1,10 @@
 #include "call.hpp"
 
-#include "basic.hpp"
+#include "services.hpp"
 
 #define HCOMM_BAD_ARG(...) HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, __VA_ARGS__)
 
-namespace hcomm::basic {
+namespace hcomm::algo {
 
 namespace {
 
@@ -70,4 +70,4 @@ hcomm_result_t run_builder(const char* algorithm, hcomm_coll_t coll, const hcomm
   return rejected ? HCOMM_ERR_INTERNAL : result;
 }
 
-}  // namespace hcomm::basic
+}  // namespace hcomm::algo
