@@ -65,9 +65,6 @@ const std::vector<const hcomm_algorithm_desc_t*>& registry() {
   return list;
 }
 
-uint64_t send_bytes(const hcomm_coll_args_t& a, int) { return a.count * a.dtype_size; }
-uint64_t recv_bytes(const hcomm_coll_args_t& a, int) { return a.count * a.dtype_size; }
-
 Selector::Selector(const hcomm_comm_view_t& view, std::vector<TuneRule> rules,
                    std::vector<const hcomm_algorithm_desc_t*> algorithms, uint64_t chunk_bytes)
     : view_(view), rules_(std::move(rules)), algorithms_(std::move(algorithms)), chunk_bytes_(chunk_bytes) {
@@ -86,7 +83,7 @@ Selector::Selector(const hcomm_comm_view_t& view, std::vector<TuneRule> rules,
 }
 
 bool Selector::serves(const hcomm_algorithm_desc_t& a, const hcomm_coll_args_t& args) const {
-  uint64_t bytes = args.count * args.dtype_size;
+  uint64_t bytes = message_bytes(args, view_.nranks);
   return (a.colls & (1u << args.coll)) && (a.mem_kinds & args.mem_kind) && bytes >= a.min_bytes &&
          bytes <= a.max_bytes && view_.nranks >= a.min_ranks && view_.nranks <= a.max_ranks;
 }
@@ -97,7 +94,7 @@ std::vector<const hcomm_algorithm_desc_t*> Selector::candidates(const hcomm_coll
     if (serves(*a, args)) scored.emplace_back(a->cost ? a->cost(&args, &view_) : 0.0, a);
   std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<const hcomm_algorithm_desc_t*> out;
-  uint64_t bytes = args.count * args.dtype_size;
+  uint64_t bytes = message_bytes(args, view_.nranks);
   for (const TuneRule& r : rules_) {
     if (!r.covers(args.coll, bytes)) continue;
     auto it = std::find_if(scored.begin(), scored.end(), [&](const auto& s) { return r.algorithm == s.second->name; });
@@ -131,10 +128,10 @@ std::shared_ptr<exec::Schedule> Selector::build(const hcomm_coll_args_t& args) c
     if (rc != HCOMM_SUCCESS || !ctx.error.empty())
       HCOMM_THROW(rc == HCOMM_SUCCESS ? HCOMM_ERR_INTERNAL : rc, "algorithm %s failed to build %s: %s", a->name,
                   coll_name(args.coll), ctx.error.empty() ? last_error() : ctx.error.c_str());
-    exec::finalize_schedule(*s, send_bytes(args, view_.nranks), recv_bytes(args, view_.nranks));
+    exec::finalize_schedule(*s, send_bytes(args, view_.nranks, view_.rank), recv_bytes(args, view_.nranks, view_.rank));
     if (logged_.insert(std::string(coll_name(args.coll)) + ":" + a->name).second)
       HCOMM_INFO(ALGO, "%s of %llu bytes: algorithm %s", coll_name(args.coll),
-                 static_cast<unsigned long long>(args.count * args.dtype_size), a->name);
+                 static_cast<unsigned long long>(message_bytes(args, view_.nranks)), a->name);
     return s;
   }
   HCOMM_THROW(HCOMM_ERR_UNSUPPORTED, "no loaded algorithm serves %s of %zu elements on %d ranks (see hcomm-info)",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/algorithm/layout.hpp"
 #include "core/algorithm/tune.hpp"
 #include "core/exec/schedule.hpp"
 #include "hcomm/plugin/algorithm.h"
@@ -28,6 +29,13 @@ class Selector {
   std::vector<const hcomm_algorithm_desc_t*> candidates(const hcomm_coll_args_t& args) const;
   // Builds the schedule of the first candidate that accepts the call.
   std::shared_ptr<exec::Schedule> build(const hcomm_coll_args_t& args) const;
+  // The algorithm a call would use (the first candidate; its build may still
+  // decline), or nullptr when none serves it.
+  const hcomm_algorithm_desc_t* pick(const hcomm_coll_args_t& args) const;
+  // Every later call of `coll` tries `algorithm` first (empty: back to
+  // HCOMM_TUNE and the cost model). Throws HCOMM_ERR_INVALID_ARGUMENT when no
+  // loaded algorithm of that name serves `coll`, naming those that do.
+  void force(hcomm_coll_t coll, const std::string& algorithm);
 
  private:
   bool serves(const hcomm_algorithm_desc_t& a, const hcomm_coll_args_t& args) const;
@@ -38,9 +46,5 @@ class Selector {
   uint64_t chunk_bytes_;
   mutable std::set<std::string> logged_;  // (collective, algorithm) choices already logged
 };
-
-// The buffer sizes a call's schedule may address, per rank.
-uint64_t send_bytes(const hcomm_coll_args_t& args, int nranks);
-uint64_t recv_bytes(const hcomm_coll_args_t& args, int nranks);
 
 }  // namespace hcomm::algorithm

@@ -8,7 +8,8 @@ namespace hcomm::algorithm {
 namespace {
 
 constexpr const char* kCollNames[HCOMM_NUM_COLLS] = {"allreduce", "broadcast", "reduce",  "allgather", "reduce_scatter",
-                                                     "alltoall",  "gather",    "scatter", "barrier",   "sendrecv"};
+                                                     "alltoall",  "gather",    "scatter", "barrier",   "sendrecv",
+                                                     "allgatherv", "reduce_scatter_v", "alltoallv"};
 
 [[noreturn]] void bad_rule(const std::string& rule, const char* why) {
   HCOMM_THROW(HCOMM_ERR_CONFIG,

@@ -117,7 +117,9 @@ exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* 
     auto schedule = schedule_for(args);
     std::vector<uint8_t>* scratch = schedule->scratch_bytes ? acquire_scratch(schedule->scratch_bytes) : nullptr;
     exec::Buffers buffers{args.in_place ? recv : send, recv, scratch ? scratch->data() : nullptr};
-    running_.push_back({std::make_unique<exec::Operation>(schedule, buffers, seq_++, size_), scratch});
+    running_.push_back(
+        {std::make_unique<exec::Operation>(schedule, buffers, seq_, exec::collective_tag_base(seq_), size_), scratch});
+    ++seq_;
     exec::Operation* op = running_.back().op.get();
     progress_all();
     return op;

@@ -22,8 +22,14 @@ const char* step_verb(uint32_t kind) {
 
 }  // namespace
 
-Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, int nranks)
-    : schedule_(std::move(schedule)), steps_(schedule_->steps), buffers_(buffers), seq_(seq), nranks_(nranks) {
+Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base,
+                     int nranks)
+    : schedule_(std::move(schedule)),
+      steps_(schedule_->steps),
+      buffers_(buffers),
+      seq_(seq),
+      tag_base_(tag_base),
+      nranks_(nranks) {
   state_.resize(steps_.size());
   for (size_t i = 0; i < steps_.size(); ++i) state_[i].chunk_done.assign(steps_[i].nchunks, 0);
 }
@@ -38,9 +44,9 @@ uint8_t* Operation::resolve(const hcomm_bufref_t& ref) const {
   }
 }
 
-// [seq:24][match:24][chunk:16]: both ends of a transfer compute the same tag.
+// Both ends of a transfer compute the same tag.
 uint64_t Operation::tag(const hcomm_step_t& s, uint32_t chunk) const {
-  return (uint64_t{seq_ & 0xFFFFFFu} << 40) | (uint64_t{s.match} << 16) | chunk;
+  return tag_base_ | (uint64_t{s.match} << 16) | chunk;
 }
 
 bool Operation::ready(size_t step, uint32_t chunk) const {

@@ -20,9 +20,19 @@ struct Buffers {
   void* scratch;  // at least schedule.scratch_bytes
 };
 
+// [0][seq:23][match:24][chunk:16]
+constexpr uint64_t collective_tag_base(uint32_t seq) { return uint64_t{seq & 0x7FFFFFu} << 40; }
+// [1][user tag:31][the pair's message number for that tag:16][chunk:16]; match is 0.
+constexpr uint64_t p2p_tag_base(uint32_t user_tag, uint32_t number) {
+  return (uint64_t{1} << 63) | (uint64_t{user_tag & 0x7FFFFFFFu} << 32) | (uint64_t{number & 0xFFFFu} << 16);
+}
+
 class Operation {
  public:
-  Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, int nranks);
+  // Tags of this operation's messages are tag_base | match << 16 | chunk:
+  // collective_tag_base(seq) for collectives, p2p_tag_base() for sends and
+  // receives, so the two never meet.
+  Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base, int nranks);
 
   // Returns true once every step is done. Throws the transport's error with
   // the collective, the call and the peer added.
@@ -58,6 +68,7 @@ class Operation {
   const std::vector<hcomm_step_t>& steps_;
   Buffers buffers_;
   uint32_t seq_;
+  uint64_t tag_base_;
   int nranks_;
   std::vector<StepState> state_;
   size_t first_pending_ = 0;

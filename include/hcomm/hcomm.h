@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define HCOMM_VERSION_MAJOR 0
-#define HCOMM_VERSION_MINOR 1
+#define HCOMM_VERSION_MINOR 2
 #define HCOMM_VERSION_PATCH 0
 
 typedef struct hcomm_comm* hcomm_comm_t;
@@ -62,6 +62,113 @@ HCOMM_API hcomm_result_t hcomm_ibroadcast(const void* sendbuf, void* recvbuf, si
                                           int root, hcomm_comm_t comm, hcomm_request_t* request);
 HCOMM_API hcomm_result_t hcomm_barrier(hcomm_comm_t comm, hcomm_stream_t stream);
 HCOMM_API hcomm_result_t hcomm_ibarrier(hcomm_comm_t comm, hcomm_request_t* request);
+
+/* The rest of the collectives. count is elements per rank; "block r" is rank
+ * r's part of a buffer of nranks blocks. The i-forms take a request instead
+ * of a stream. In place, where a collective has it, is stated per function
+ * as a pointer relation (as NCCL states it); MPI_IN_PLACE maps onto it.
+ * Ops are treated as commutative and associative: every rank computes the same
+ * result, but the order of operands is the algorithm's (floating-point sums
+ * may differ from a serial sum in the last bits). */
+
+/* The reduction of every rank's sendbuf lands in recvbuf on root only;
+ * recvbuf is not touched elsewhere (it may be NULL). In place: sendbuf ==
+ * recvbuf on the root. */
+HCOMM_API hcomm_result_t hcomm_reduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                      hcomm_op_t op, int root, hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_ireduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                       hcomm_op_t op, int root, hcomm_comm_t comm, hcomm_request_t* request);
+/* recvbuf (nranks*count) gets rank r's sendbuf (count) as block r. In place:
+ * sendbuf == recvbuf + rank*count elements. */
+HCOMM_API hcomm_result_t hcomm_allgather(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                         hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_iallgather(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                          hcomm_comm_t comm, hcomm_request_t* request);
+/* Rank r contributes recvcounts[r] elements, placed at recvbuf + displs[r]
+ * elements on every rank. In place: sendbuf == recvbuf + displs[rank]. */
+HCOMM_API hcomm_result_t hcomm_allgatherv(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                          const size_t* displs, hcomm_dtype_t dtype, hcomm_comm_t comm,
+                                          hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_iallgatherv(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                           const size_t* displs, hcomm_dtype_t dtype, hcomm_comm_t comm,
+                                           hcomm_request_t* request);
+/* sendbuf holds nranks blocks of recvcount; rank r receives the reduction of
+ * every rank's block r. In place: recvbuf == sendbuf + rank*recvcount. */
+HCOMM_API hcomm_result_t hcomm_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                              hcomm_dtype_t dtype, hcomm_op_t op, hcomm_comm_t comm,
+                                              hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_ireduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                               hcomm_dtype_t dtype, hcomm_op_t op, hcomm_comm_t comm,
+                                               hcomm_request_t* request);
+/* As reduce_scatter with block r of recvcounts[r] elements, the blocks packed
+ * in rank order in sendbuf. In place: recvbuf == sendbuf + (the sum of
+ * recvcounts[0..rank-1]) elements. */
+HCOMM_API hcomm_result_t hcomm_reduce_scatter_v(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                                hcomm_dtype_t dtype, hcomm_op_t op, hcomm_comm_t comm,
+                                                hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_ireduce_scatter_v(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                                 hcomm_dtype_t dtype, hcomm_op_t op, hcomm_comm_t comm,
+                                                 hcomm_request_t* request);
+/* Block r of sendbuf goes to rank r; block r of recvbuf comes from rank r
+ * (count elements each). In place: sendbuf == recvbuf. */
+HCOMM_API hcomm_result_t hcomm_alltoall(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                        hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_ialltoall(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                         hcomm_comm_t comm, hcomm_request_t* request);
+/* sendcounts[r] elements at sendbuf + sdispls[r] go to rank r, recvcounts[r]
+ * from rank r land at recvbuf + rdispls[r]; sendcounts[r] here must equal
+ * recvcounts[rank] at rank r. In place: sendbuf == recvbuf, and sendcounts and
+ * sdispls are ignored (the receive layout is the send layout). */
+HCOMM_API hcomm_result_t hcomm_alltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                                         void* recvbuf, const size_t* recvcounts, const size_t* rdispls,
+                                         hcomm_dtype_t dtype, hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_ialltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                                          void* recvbuf, const size_t* recvcounts, const size_t* rdispls,
+                                          hcomm_dtype_t dtype, hcomm_comm_t comm, hcomm_request_t* request);
+/* The root's recvbuf (nranks*count) gets rank r's sendbuf as block r; recvbuf
+ * is not touched elsewhere. In place: sendbuf == recvbuf + root*count on the root. */
+HCOMM_API hcomm_result_t hcomm_gather(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype, int root,
+                                      hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_igather(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                       int root, hcomm_comm_t comm, hcomm_request_t* request);
+/* Block r of the root's sendbuf (nranks*count) lands in rank r's recvbuf;
+ * sendbuf is read on the root only. In place: recvbuf == sendbuf + root*count on the root. */
+HCOMM_API hcomm_result_t hcomm_scatter(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                       int root, hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_iscatter(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                        int root, hcomm_comm_t comm, hcomm_request_t* request);
+
+/* Point to point. A send matches the receive on `peer` with the same tag
+ * (0..HCOMM_TAG_MAX); messages between two ranks with one tag arrive in the
+ * order they were sent. The receive's count must equal the send's. */
+#define HCOMM_TAG_MAX 0x7FFFFFFF
+HCOMM_API hcomm_result_t hcomm_send(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                    hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_isend(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                     hcomm_comm_t comm, hcomm_request_t* request);
+HCOMM_API hcomm_result_t hcomm_recv(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                    hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_irecv(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                     hcomm_comm_t comm, hcomm_request_t* request);
+
+/* Algorithm choice. force names the algorithm for every later call of `coll`
+ * on this communicator (NULL goes back to HCOMM_TUNE and the cost model);
+ * an algorithm that does not serve a call falls back to the selector's choice
+ * with a log line. query tells which algorithm a call of `count` elements of
+ * `dtype` would use, without running it. */
+HCOMM_API hcomm_result_t hcomm_comm_force_algorithm(hcomm_comm_t comm, hcomm_coll_t coll, const char* algorithm);
+HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_coll_t coll, size_t count,
+                                                    hcomm_dtype_t dtype, const char** algorithm);
+
+/* Memory that the ranks of one host can map, for zero-copy collectives (like
+ * MPI_Alloc_mem and ncclMemAlloc). hcomm_mem_register makes a caller's buffer
+ * mappable by the communicator's peers until hcomm_mem_deregister; register
+ * before use and deregister before freeing it. Calls on buffers that are
+ * neither work too, with one copy more. */
+HCOMM_API hcomm_result_t hcomm_mem_alloc(void** ptr, size_t bytes);
+HCOMM_API hcomm_result_t hcomm_mem_free(void* ptr);
+HCOMM_API hcomm_result_t hcomm_mem_register(hcomm_comm_t comm, void* ptr, size_t bytes, void** handle);
+HCOMM_API hcomm_result_t hcomm_mem_deregister(hcomm_comm_t comm, void* handle);
 
 /* Requests: test sets *done to 1 once complete; wait blocks until then (or
  * until a peer fails or HCOMM_TIMEOUT passes). The request is freed when test

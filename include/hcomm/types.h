@@ -63,8 +63,11 @@ typedef enum hcomm_coll {
   HCOMM_COLL_GATHER = 6,
   HCOMM_COLL_SCATTER = 7,
   HCOMM_COLL_BARRIER = 8,
-  HCOMM_COLL_SENDRECV = 9,
-  HCOMM_NUM_COLLS = 10
+  HCOMM_COLL_SENDRECV = 9,  /* point-to-point send and receive */
+  HCOMM_COLL_ALLGATHERV = 10,
+  HCOMM_COLL_REDUCE_SCATTER_V = 11,
+  HCOMM_COLL_ALLTOALLV = 12,
+  HCOMM_NUM_COLLS = 13
 } hcomm_coll_t;
 
 /* Memory kinds, as bits so that capabilities can be masks. */

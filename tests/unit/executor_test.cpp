@@ -108,7 +108,7 @@ void run(const Case& c) {
         auto schedule = sel.build(args);
         std::vector<uint8_t> scratch(schedule->scratch_bytes);
         MemoryIO io(box, r);
-        Operation op(schedule, Buffers{in_place ? recv[r].data() : in, recv[r].data(), scratch.data()}, 7, c.nranks);
+        Operation op(schedule, Buffers{in_place ? recv[r].data() : in, recv[r].data(), scratch.data()}, 7, collective_tag_base(7), c.nranks);
         while (!op.advance(io)) std::this_thread::yield();
       } catch (const std::exception& e) {
         errors[r] = e.what();

@@ -1,4 +1,5 @@
-/* HComm algorithm plugin interface, ABI 1.0.
+/* HComm algorithm plugin interface, ABI 1.1 (1.1 added the variable-size
+ * collectives' counts, the mapped-memory steps and the view's window).
  *
  * An algorithm turns one collective call into a schedule for this rank: a
  * list of steps, each naming a peer, buffer slices and the steps it waits for.
@@ -15,6 +16,29 @@
 extern "C" {
 #endif
 
+/* One call's arguments. Buffer layouts (elements of dtype; n ranks; "block r"
+ * is the part that belongs to rank r):
+ *   allreduce, broadcast, reduce: SEND and RECV hold count (RECV at the root
+ *     only for reduce; broadcast reads SEND at the root only).
+ *   allgather: SEND count, RECV n*count with block r at r*count.
+ *   reduce_scatter: SEND n*count with block r at r*count, RECV count.
+ *   alltoall: SEND and RECV n*count; SEND block r goes to rank r, RECV block r
+ *     came from rank r.
+ *   gather: SEND count, RECV (root only) n*count.
+ *   scatter: SEND (root only) n*count, RECV count.
+ *   allgatherv: SEND recv_counts[rank], RECV block r of recv_counts[r] at
+ *     recv_displs[r]. count is 0.
+ *   reduce_scatter_v: SEND holds the blocks packed in rank order (block r of
+ *     recv_counts[r] elements), RECV recv_counts[rank]. count is 0.
+ *   alltoallv: SEND block r of send_counts[r] at send_displs[r] goes to rank
+ *     r; RECV block r of recv_counts[r] at recv_displs[r] came from rank r.
+ *     count is 0.
+ * in_place: this rank's input already lies where its output goes, and SEND
+ * resolves to that place (allgather: RECV block rank; reduce_scatter: SEND is
+ * the whole input in RECV's buffer, RECV its block; gather at the root: RECV
+ * block root; scatter at the root: SEND block root is RECV; alltoall(v): SEND
+ * is RECV and the send layout is the receive layout). The count arrays live
+ * as long as the schedule the builder makes: the core copies them. */
 typedef struct hcomm_coll_args {
   size_t size;
   hcomm_coll_t coll;
@@ -23,8 +47,14 @@ typedef struct hcomm_coll_args {
   size_t dtype_size;  /* bytes per element */
   hcomm_op_t op;      /* reductions only */
   int root;           /* rooted collectives only */
-  int in_place;       /* send and receive buffers are the same */
+  int in_place;       /* see above */
   uint32_t mem_kind;  /* hcomm_mem_kind_t of the buffers */
+  /* ABI 1.1: the variable-size collectives' layouts, nranks entries each, in
+   * elements; NULL for the other collectives. */
+  const size_t* send_counts;
+  const size_t* send_displs;
+  const size_t* recv_counts;
+  const size_t* recv_displs;
 } hcomm_coll_args_t;
 
 /* The link model an algorithm's cost function uses (alpha-beta-gamma). */
@@ -34,12 +64,26 @@ typedef struct hcomm_link_model {
   double gamma_us_per_byte;/* per byte reduced */
 } hcomm_link_model_t;
 
+typedef enum hcomm_view_flags {
+  /* Every rank maps every other rank's window and flags (one host, a
+   * transport that maps memory): the mapped-memory steps may be used. */
+  HCOMM_VIEW_MAPPED = 1u << 0,
+  /* Mapped steps may also name peers' SEND and RECV buffers: the core reads
+   * them in place when they are mapped (hcomm_mem_alloc or registered) and
+   * with one copy (cross-memory attach) otherwise. */
+  HCOMM_VIEW_PEER_BUFFERS = 1u << 1
+} hcomm_view_flags_t;
+
 /* A read-only view of the communicator. */
 typedef struct hcomm_comm_view {
   size_t size;
   int rank;
   int nranks;
   hcomm_link_model_t link; /* the slowest link of the communicator */
+  /* ABI 1.1 */
+  uint32_t flags;           /* hcomm_view_flags_t */
+  uint64_t window_bytes;    /* HCOMM_BUF_WINDOW bytes per rank and call; 0 without HCOMM_VIEW_MAPPED */
+  hcomm_link_model_t mapped;/* loads and stores through mapped memory (alpha: a flag's round trip) */
 } hcomm_comm_view_t;
 
 typedef enum hcomm_step_kind {
@@ -47,13 +91,24 @@ typedef enum hcomm_step_kind {
   HCOMM_STEP_RECV = 1,        /* peer -> dst */
   HCOMM_STEP_RECV_REDUCE = 2, /* dst = src op (peer's data) */
   HCOMM_STEP_REDUCE = 3,      /* dst = src op src2 */
-  HCOMM_STEP_COPY = 4         /* dst = src */
+  HCOMM_STEP_COPY = 4,        /* dst = src */
+  /* Mapped-memory steps (HCOMM_VIEW_MAPPED only). A reference to the peer's
+   * buffer means that rank's buffer in this same call. */
+  HCOMM_STEP_LOAD = 5,        /* dst = the peer's src */
+  HCOMM_STEP_LOAD_REDUCE = 6, /* dst = src op the peer's src2 */
+  HCOMM_STEP_STORE = 7,       /* the peer's dst = src */
+  HCOMM_STEP_SIGNAL = 8,      /* tells the peer this rank got here (flag `match`) */
+  HCOMM_STEP_WAIT = 9         /* waits for the peer's SIGNAL with the same match */
 } hcomm_step_kind_t;
 
 typedef enum hcomm_buffer {
   HCOMM_BUF_SEND = 0,   /* the user's send buffer (the receive buffer when in place) */
   HCOMM_BUF_RECV = 1,   /* the user's receive buffer */
-  HCOMM_BUF_SCRATCH = 2 /* core-owned scratch of the size the builder asked for */
+  HCOMM_BUF_SCRATCH = 2, /* core-owned scratch of the size the builder asked for */
+  /* ABI 1.1: this call's part of the rank's window, memory every rank of the
+   * host maps (view->window_bytes). Calls alternate between two parts, so a
+   * call may write its window while peers still read the previous call's. */
+  HCOMM_BUF_WINDOW = 3
 } hcomm_buffer_t;
 
 typedef struct hcomm_bufref {
@@ -62,6 +117,7 @@ typedef struct hcomm_bufref {
 } hcomm_bufref_t;
 
 #define HCOMM_STEP_MAX_DEPS 8
+#define HCOMM_MAX_SIGNALS 64
 
 typedef enum hcomm_step_flags {
   /* This reduction produces the final value of its elements: AVG divides here. */
@@ -73,7 +129,16 @@ typedef enum hcomm_step_flags {
  * chunk-wise (chunk i waits for chunk i of the other step, which must have as
  * many chunks) unless its bit in whole_deps says it waits for the whole step.
  * Send and receive steps of a pair match by `match` (below 2^24), which both
- * sides choose alike, and must have the same bytes and nchunks (at most 2^16). */
+ * sides choose alike, and must have the same bytes and nchunks (at most 2^16).
+ *
+ * Mapped-memory steps synchronise through flags: SIGNAL(peer, match) is a
+ * release store of "this call reached here" into the peer's flag `match`
+ * (below HCOMM_MAX_SIGNALS), WAIT(peer, match) an acquire wait for it. A step
+ * may touch a peer's window or buffers only after a WAIT for a SIGNAL the
+ * peer raised once that memory was ready; a rank whose SEND or RECV peers
+ * read must not finish before a WAIT for each reader's "done" SIGNAL (its
+ * buffers belong to the caller again when the call returns). Mapped steps
+ * run one call at a time per communicator, in call order. */
 typedef struct hcomm_step {
   uint32_t kind; /* hcomm_step_kind_t */
   uint32_t flags;
