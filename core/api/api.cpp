@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/algorithm/tune.hpp"
+#include "core/api/handles.hpp"
 #include "core/bootstrap/bootstrap.hpp"
 #include "core/comm/communicator.hpp"
 #include "core/common/error.hpp"
@@ -11,14 +12,6 @@
 #include "core/plugin/loader.hpp"
 #include "hcomm/hcomm.h"
 
-struct hcomm_comm {
-  std::unique_ptr<hcomm::comm::Communicator> impl;
-};
-
-struct hcomm_request {
-  hcomm::comm::Communicator* comm;
-  hcomm::exec::Operation* op;
-};
 
 namespace hcomm {
 namespace {

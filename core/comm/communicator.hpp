@@ -27,6 +27,7 @@ class Communicator {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  Peers& peers() { return *peers_; }
 
   // Starts a collective; the operation stays owned by the communicator.
   exec::Operation* start(const hcomm_coll_args_t& args, const void* send, void* recv);

@@ -237,4 +237,10 @@ std::string Peers::transport_name(int peer) const {
   return links_[peer].net ? links_[peer].net->transport->name() : "none";
 }
 
+void Peers::describe_mapped(hcomm_comm_view_t& view) const {
+  view.flags = 0;
+  view.window_bytes = 0;
+  view.mapped = link_;
+}
+
 }  // namespace hcomm::comm

@@ -35,6 +35,9 @@ class Peers final : public exec::PeerIO {
   std::string transport_name(int peer) const;
   // The slowest link's parameters, for the algorithms' cost functions.
   hcomm_link_model_t link_model() const { return link_; }
+  // Fills view.flags, view.window_bytes and view.mapped: what the mapped
+  // memory steps may use on this communicator (nothing yet: flags 0).
+  void describe_mapped(hcomm_comm_view_t& view) const;
 
  private:
   struct Net {

@@ -54,6 +54,10 @@ std::vector<Decl> core_settings() {
       d("HCOMM_PLUGIN_PATH", HCOMM_SETTING_STRING, "", "Extra plugin folders, colon separated, searched first."),
       d("HCOMM_CHUNK_BYTES", HCOMM_SETTING_SIZE, "512K", "Pipelining unit: transfers are cut into chunks of about this size."),
       d("HCOMM_DEBUG_FILE", HCOMM_SETTING_STRING, "", "Log to this file instead of stderr (%h host, %p pid)."),
+      d("HCOMM_TUNE_FILE", HCOMM_SETTING_STRING, "",
+        "Link parameters measured by hcomm-perf --calibrate, used by the selector's cost model."),
+      d("HCOMM_WINDOW_BYTES", HCOMM_SETTING_SIZE, "1M",
+        "Per-rank shared window of ranks that map each other's memory (direct algorithms); 0 turns it off."),
   };
   Decl transports = d("HCOMM_TRANSPORTS", HCOMM_SETTING_STRING, "",
                       "Transports allowed: 'shm,tcp' (only these) or '^shm' (all but these); empty: all.");
