@@ -53,10 +53,11 @@ std::string own_dir() {
   return "";
 }
 
-// Kept alive for the life of the process.
+// Never unloaded: objects destroyed at exit (transports, cached schedules)
+// still call into their plugins, whatever order the statics go in.
 std::list<boost::dll::shared_library>& libraries() {
-  static std::list<boost::dll::shared_library> libs;
-  return libs;
+  static auto* libs = new std::list<boost::dll::shared_library>;
+  return *libs;
 }
 
 }  // namespace

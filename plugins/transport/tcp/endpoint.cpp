@@ -40,8 +40,8 @@ void Endpoint::start() {
 }
 
 void Endpoint::adopt(int index, Socket socket, const InetAddress& from) {
-  if (state_ == State::kFailed) {
-    net_.log(HCOMM_LOG_INFO, format("tcp: dropped connection from %s: the endpoint to %s has failed",
+  if (state_ == State::kFailed || state_ == State::kPeerClosed) {
+    net_.log(HCOMM_LOG_INFO, format("tcp: dropped connection from %s: the endpoint to %s is closed",
                                     from.str().c_str(), name_.c_str()));
     return;
   }
@@ -72,7 +72,7 @@ std::optional<Clock::time_point> Endpoint::next_retry() const {
 
 bool Endpoint::ready() const {
   check_usable();
-  return state_ == State::kReady;
+  return state_ == State::kReady || state_ == State::kPeerClosed;
 }
 
 void Endpoint::check_usable() const {
@@ -81,6 +81,7 @@ void Endpoint::check_usable() const {
 
 Request* Endpoint::isend(const void* buf, size_t len, uint64_t tag) {
   check_usable();
+  if (state_ == State::kPeerClosed) throw plugin::Error(error_code_, error_text_);
   Request* send =
       net_.requests().create(Request::Kind::kSend, static_cast<std::byte*>(const_cast<void*>(buf)), len, tag);
   send->send.seq = next_send_seq_++;
@@ -196,16 +197,17 @@ void Endpoint::connection_retrying() { net_.retry_later(*this); }
 
 void Endpoint::peer_closed_socket() {
   if (++bye_count_ < nsocks_) return;
-  std::string text = format("tcp: %s closed its endpoint", name_.c_str());
-  fail(HCOMM_ERR_REMOTE, text, false);
-  net_.log(HCOMM_LOG_DEBUG, text);
+  if (state_ == State::kFailed) return;
+  // Every byte the peer sent is in: its messages stay receivable.
+  state_ = State::kPeerClosed;
+  error_code_ = HCOMM_ERR_REMOTE;
+  error_text_ = format("tcp: %s closed its endpoint", name_.c_str());
+  fail_sends(error_code_, error_text_);
+  matcher_.peer_closed(error_code_, error_text_);
+  net_.log(HCOMM_LOG_DEBUG, error_text_);
 }
 
-void Endpoint::fail(hcomm_result_t code, const std::string& text, bool report) {
-  if (state_ == State::kFailed) return;
-  state_ = State::kFailed;
-  error_code_ = code;
-  error_text_ = text;
+void Endpoint::fail_sends(hcomm_result_t code, const std::string& text) {
   for (Request* send : unsent_) send->fail(code, text);
   for (auto& [seq, send] : announced_) send->fail(code, text);
   for (Request* send : cleared_) send->fail(code, text);
@@ -214,6 +216,14 @@ void Endpoint::fail(hcomm_result_t code, const std::string& text, bool report) {
   cleared_.clear();
   go_aheads_.clear();
   for (auto& connection : connections_) connection->close(code, text);
+}
+
+void Endpoint::fail(hcomm_result_t code, const std::string& text, bool report) {
+  if (state_ == State::kFailed) return;
+  state_ = State::kFailed;
+  error_code_ = code;
+  error_text_ = text;
+  fail_sends(code, text);
   matcher_.fail_all(code, text);
   if (report) {
     net_.log(HCOMM_LOG_INFO, text);

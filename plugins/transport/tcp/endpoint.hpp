@@ -70,13 +70,16 @@ class Endpoint {
   void guard(F&& body) noexcept;
 
  private:
-  enum class State { kConnecting, kReady, kFailed };
+  // kPeerClosed: the peer closed its side after sending; what it sent can
+  // still be received.
+  enum class State { kConnecting, kReady, kPeerClosed, kFailed };
 
   void check_usable() const;
   void flush_all();
   void clear_to_send(uint64_t seq);
   uint64_t piece_length(uint64_t total) const;
   void carve(std::deque<Request*>& queue, OutPiece& piece);
+  void fail_sends(hcomm_result_t code, const std::string& text);
   void fail(hcomm_result_t code, const std::string& text, bool report);
 
   Net& net_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "hcomm/plugin/util.hpp"
 #include "link_error.hpp"
@@ -81,13 +82,32 @@ void Matcher::match(InMessage& message) {
 void Matcher::post(Request& recv) {
   auto held = unexpected_.find(recv.tag());
   if (held == unexpected_.end()) {
+    if (closed_) return recv.fail(closed_->first, closed_->second);
     posted_[recv.tag()].push_back(&recv);
     return;
   }
   InMessage& message = *held->second.front();
   held->second.pop_front();
   if (held->second.empty()) unexpected_.erase(held);
+  if (closed_ && !message.arrived) {  // announced, but its data never comes
+    recv.fail(closed_->first, closed_->second);
+    return finish(message);
+  }
   attach(message, recv);
+}
+
+void Matcher::peer_closed(hcomm_result_t code, const std::string& text) {
+  closed_.emplace(code, text);
+  for (auto& [tag, queue] : posted_)
+    for (Request* recv : queue) recv->fail(code, text);
+  posted_.clear();
+  std::vector<InMessage*> lost;
+  for (auto& [seq, message] : messages_)
+    if (message->recv && !message->arrived) lost.push_back(message.get());
+  for (InMessage* message : lost) {
+    message->recv->fail(code, text);
+    finish(*message);
+  }
 }
 
 // A large message is cleared to come straight into the receive's buffer. Of a

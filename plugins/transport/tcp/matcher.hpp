@@ -13,6 +13,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -54,6 +55,9 @@ class Matcher {
   void received(InMessage& message, uint64_t offset, uint64_t n);
 
   void post(Request& recv);
+  // The peer closed its side after sending: whatever arrived stays for the
+  // receives that take it; every other receive, now or later, fails.
+  void peer_closed(hcomm_result_t code, const std::string& text);
   // Fails every receive still waiting and forgets every message.
   void fail_all(hcomm_result_t code, const std::string& text);
 
@@ -76,6 +80,7 @@ class Matcher {
   std::unordered_map<uint64_t, std::unique_ptr<InMessage>> messages_;  // by seq
   std::unordered_map<uint64_t, std::deque<Request*>> posted_;          // by tag, oldest first
   std::unordered_map<uint64_t, std::deque<InMessage*>> unexpected_;    // by tag, oldest first
+  std::optional<std::pair<hcomm_result_t, std::string>> closed_;      // why nothing more comes
 };
 
 }  // namespace hcomm::tcp

@@ -15,5 +15,8 @@ void run_retry(RankContext& ctx);
 void run_wait(RankContext& ctx);
 void run_peer_death(RankContext& ctx);
 void run_close(RankContext& ctx);
+void run_drain(RankContext& ctx);
+void run_memory(RankContext& ctx);
+void run_memory_death(RankContext& ctx);
 
 }  // namespace hcomm::tcheck

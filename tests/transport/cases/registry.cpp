@@ -34,9 +34,19 @@ const std::vector<TestCase>& test_cases() {
        .checks = "a peer killed mid-transfer is HCOMM_ERR_REMOTE within 2 s, naming its rank",
        .run = run_peer_death,
        .last_rank_dies = true},
+      {.name = "drain",
+       .checks = "messages sent before the sender closed its endpoints are received after; a further receive fails",
+       .run = run_drain},
       {.name = "close",
        .checks = "ep_close, close, reopen, finalize succeed; no fd, thread, mapping or /dev/shm left",
        .run = run_close},
+      {.name = "memory",
+       .checks = "mem_alloc / mem_register memory mapped, read and written by every peer, ep_read / ep_write",
+       .run = run_memory},
+      {.name = "memory-death",
+       .checks = "a dead peer's mapped memory stays readable; ep_read from it is HCOMM_ERR_REMOTE within 2 s",
+       .run = run_memory_death,
+       .last_rank_dies = true},
   };
 
   return cases;
