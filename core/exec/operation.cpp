@@ -1,10 +1,10 @@
 #include "core/exec/operation.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/algorithm/tune.hpp"
 #include "core/common/error.hpp"
+#include "core/device/copy.hpp"
 #include "core/device/reduce.hpp"
 
 namespace hcomm::exec {
@@ -16,11 +16,44 @@ const char* step_verb(uint32_t kind) {
     case HCOMM_STEP_SEND: return "send to";
     case HCOMM_STEP_RECV: return "receive from";
     case HCOMM_STEP_RECV_REDUCE: return "receive-reduce from";
-    default: return "local step";
+    case HCOMM_STEP_LOAD: return "load from";
+    case HCOMM_STEP_LOAD_REDUCE: return "load-reduce from";
+    case HCOMM_STEP_STORE: return "store to";
+    case HCOMM_STEP_SIGNAL: return "signal to";
+    case HCOMM_STEP_WAIT: return "wait for a signal from";
+    default: return nullptr;  // a local step
   }
 }
 
+// AVG divides where a reduction produces the final value.
+int reduction_divisor(const hcomm_step_t& s, const hcomm_coll_args_t& a, int nranks) {
+  return (s.flags & HCOMM_STEP_FINAL) && a.op == HCOMM_AVG ? nranks : 0;
+}
+
 }  // namespace
+
+void RunState::reset(const Schedule& s) {
+  const uint32_t n = static_cast<uint32_t>(s.steps.size());
+  steps.assign(n, Step{});
+  chunk_done.assign(s.total_chunks, 0);
+  queue.resize(n);
+  for (uint32_t i = 0; i < n; ++i) queue[i] = i, steps[i].queued = true;
+  queue_head = 0;
+  polled.clear();
+  remaining = n;
+}
+
+StatePool::~StatePool() { delete spare_.load(); }
+
+std::unique_ptr<RunState> StatePool::take() const {
+  std::unique_ptr<RunState> state(spare_.exchange(nullptr));
+  return state ? std::move(state) : std::make_unique<RunState>();
+}
+
+void StatePool::give(std::unique_ptr<RunState> state) const {
+  RunState* empty = nullptr;
+  if (spare_.compare_exchange_strong(empty, state.get())) state.release();
+}
 
 Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base,
                      int nranks)
@@ -29,10 +62,12 @@ Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, 
       buffers_(buffers),
       seq_(seq),
       tag_base_(tag_base),
-      nranks_(nranks) {
-  state_.resize(steps_.size());
-  for (size_t i = 0; i < steps_.size(); ++i) state_[i].chunk_done.assign(steps_[i].nchunks, 0);
+      nranks_(nranks),
+      state_(schedule_->pool.take()) {
+  state_->reset(*schedule_);
 }
+
+Operation::~Operation() { schedule_->pool.give(std::move(state_)); }
 
 const char* Operation::collective() const { return algorithm::coll_name(schedule_->args.coll); }
 
@@ -40,6 +75,7 @@ uint8_t* Operation::resolve(const hcomm_bufref_t& ref) const {
   switch (ref.buffer) {
     case HCOMM_BUF_SEND: return const_cast<uint8_t*>(static_cast<const uint8_t*>(buffers_.send)) + ref.offset;
     case HCOMM_BUF_RECV: return static_cast<uint8_t*>(buffers_.recv) + ref.offset;
+    case HCOMM_BUF_WINDOW: return mapped_.window() + ref.offset;
     default: return static_cast<uint8_t*>(buffers_.scratch) + ref.offset;
   }
 }
@@ -49,23 +85,44 @@ uint64_t Operation::tag(const hcomm_step_t& s, uint32_t chunk) const {
   return tag_base_ | (uint64_t{s.match} << 16) | chunk;
 }
 
-bool Operation::ready(size_t step, uint32_t chunk) const {
+bool Operation::ready(uint32_t step, uint32_t chunk) const {
   const hcomm_step_t& s = steps_[step];
   for (uint32_t d = 0; d < s.ndeps; ++d) {
-    const StepState& dep = state_[s.deps[d]];
+    const uint32_t dep = static_cast<uint32_t>(s.deps[d]);
     bool whole = s.whole_deps & (1u << d);
-    if (whole ? dep.completed < steps_[s.deps[d]].nchunks : !dep.chunk_done[chunk]) return false;
+    if (whole ? state_->steps[dep].completed < steps_[dep].nchunks : !chunk_done(dep, chunk)) return false;
+  }
+  // A signal's occurrences are raised in order, since a flag only grows.
+  if (s.kind == HCOMM_STEP_SIGNAL) {
+    const int32_t previous = schedule_->previous_signal[step];
+    if (chunk > 0 ? !chunk_done(step, chunk - 1)
+                  : previous >= 0 && state_->steps[previous].completed < steps_[previous].nchunks)
+      return false;
   }
   // A chunk reuses the in-flight slot (and staging) of chunk - kMaxInflightChunks.
-  return chunk < kMaxInflightChunks || state_[step].chunk_done[chunk - kMaxInflightChunks];
+  return chunk < kMaxInflightChunks || chunk_done(step, chunk - kMaxInflightChunks);
 }
 
-uint8_t* Operation::staging(size_t step, uint32_t chunk) const {
+uint8_t* Operation::staging(uint32_t step, uint32_t chunk) const {
   return static_cast<uint8_t*>(buffers_.scratch) + schedule_->staging_offset[step] +
          (chunk % kMaxInflightChunks) * schedule_->staging_slot[step];
 }
 
-bool Operation::start(size_t step, uint32_t chunk, PeerIO& io) {
+void Operation::enqueue(uint32_t step) {
+  RunState::Step& s = state_->steps[step];
+  if (s.queued || s.completed == steps_[step].nchunks) return;
+  s.queued = true;
+  state_->queue.push_back(step);
+}
+
+void Operation::set_polled(uint32_t step) {
+  RunState::Step& s = state_->steps[step];
+  if (s.polled) return;
+  s.polled = true;
+  state_->polled.push_back(step);
+}
+
+Operation::Started Operation::start(uint32_t step, uint32_t chunk, PeerIO& io) {
   const hcomm_step_t& s = steps_[step];
   uint64_t off, bytes;
   Schedule::chunk_range(s, schedule_->args.dtype_size, chunk, &off, &bytes);
@@ -74,52 +131,101 @@ bool Operation::start(size_t step, uint32_t chunk, PeerIO& io) {
     case HCOMM_STEP_SEND: req = io.isend(s.peer, resolve(s.src) + off, bytes, tag(s, chunk)); break;
     case HCOMM_STEP_RECV: req = io.irecv(s.peer, resolve(s.dst) + off, bytes, tag(s, chunk)); break;
     case HCOMM_STEP_RECV_REDUCE: req = io.irecv(s.peer, staging(step, chunk), bytes, tag(s, chunk)); break;
+    case HCOMM_STEP_WAIT:
+      if (!mapped_.wait(s.peer, s.match, schedule_->signal_base[step] + chunk + 1)) return Started::kRetry;
+      finish(step, chunk, off, bytes);
+      return Started::kDone;
+    case HCOMM_STEP_SIGNAL:
+    case HCOMM_STEP_LOAD:
+    case HCOMM_STEP_LOAD_REDUCE:
+    case HCOMM_STEP_STORE:
+      run_mapped(s, step, chunk, off, bytes);
+      finish(step, chunk, off, bytes);
+      return Started::kDone;
     default:  // local steps run at once
-      finish(step, chunk);
-      return true;
+      finish(step, chunk, off, bytes);
+      return Started::kDone;
   }
-  if (!req) return false;
-  state_[step].request[chunk % kMaxInflightChunks] = req;
-  return true;
+  if (!req) return Started::kRetry;
+  state_->steps[step].request[chunk % kMaxInflightChunks] = req;
+  return Started::kInFlight;
 }
 
-// Local work of a chunk whose data is here, then marks it done.
-void Operation::finish(size_t step, uint32_t chunk) {
-  const hcomm_step_t& s = steps_[step];
+void Operation::run_mapped(const hcomm_step_t& s, uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes) {
   const hcomm_coll_args_t& a = schedule_->args;
-  uint64_t off, bytes;
-  Schedule::chunk_range(s, a.dtype_size, chunk, &off, &bytes);
-  size_t count = bytes / a.dtype_size;
-  int divisor = (s.flags & HCOMM_STEP_FINAL) && a.op == HCOMM_AVG ? nranks_ : 0;
   switch (s.kind) {
-    case HCOMM_STEP_RECV_REDUCE:
-      device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, staging(step, chunk), count, divisor);
+    case HCOMM_STEP_SIGNAL: mapped_.signal(s.peer, s.match, schedule_->signal_base[step] + chunk + 1); break;
+    case HCOMM_STEP_LOAD: mapped_.load(s.peer, s.src, off, resolve(s.dst) + off, bytes); break;
+    case HCOMM_STEP_LOAD_REDUCE:
+      mapped_.load_reduce(s.peer, s.src2, off, resolve(s.dst) + off, resolve(s.src) + off, bytes, a,
+                          reduction_divisor(s, a, nranks_));
       break;
-    case HCOMM_STEP_REDUCE:
-      device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, resolve(s.src2) + off, count,
-                     divisor);
-      break;
-    case HCOMM_STEP_COPY:
-      if (resolve(s.dst) != resolve(s.src)) std::memcpy(resolve(s.dst) + off, resolve(s.src) + off, bytes);
-      break;
+    case HCOMM_STEP_STORE: mapped_.store(s.peer, s.dst, off, resolve(s.src) + off, bytes); break;
     default: break;
   }
-  StepState& st = state_[step];
-  st.chunk_done[chunk] = 1;
-  st.request[chunk % kMaxInflightChunks] = nullptr;
-  ++st.completed;
-  ++events_;
 }
 
-void Operation::advance_step(size_t step, PeerIO& io) {
+// Local work of a chunk (bytes at offset `off` of the step) whose data is
+// here, then marks it done and wakes the steps that wait for it.
+void Operation::finish(uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes) {
   const hcomm_step_t& s = steps_[step];
-  StepState& st = state_[step];
-  uint32_t first = st.started > kMaxInflightChunks ? st.started - kMaxInflightChunks : 0;
-  for (uint32_t c = first; c < st.started; ++c) {
-    void* req = st.request[c % kMaxInflightChunks];
-    if (!st.chunk_done[c] && req && io.test(s.peer, req)) finish(step, c);
+  const hcomm_coll_args_t& a = schedule_->args;
+  switch (s.kind) {
+    case HCOMM_STEP_RECV_REDUCE:
+      device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, staging(step, chunk),
+                     elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_));
+      break;
+    case HCOMM_STEP_REDUCE:
+      device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, resolve(s.src2) + off,
+                     elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_));
+      break;
+    case HCOMM_STEP_COPY: device::copy(resolve(s.dst) + off, resolve(s.src) + off, bytes); break;
+    default: break;
   }
-  while (st.started < s.nchunks && ready(step, st.started) && start(step, st.started, io)) ++st.started;
+  RunState& st = *state_;
+  RunState::Step& ss = st.steps[step];
+  st.chunk_done[schedule_->chunk_base[step] + chunk] = 1;
+  ss.request[chunk % kMaxInflightChunks] = nullptr;
+  if (++ss.completed == s.nchunks) --st.remaining;
+  ++events_;
+  for (uint32_t i = schedule_->dependents_begin[step]; i < schedule_->dependents_begin[step + 1]; ++i)
+    enqueue(schedule_->dependents[i]);
+}
+
+void Operation::try_start(uint32_t step, PeerIO& io) {
+  RunState::Step& ss = state_->steps[step];
+  const uint32_t nchunks = steps_[step].nchunks;
+  while (ss.started < nchunks && ready(step, ss.started)) {
+    Started r = start(step, ss.started, io);
+    if (r == Started::kRetry) {
+      set_polled(step);
+      return;
+    }
+    ++ss.started;
+    if (r == Started::kInFlight) set_polled(step);
+  }
+}
+
+// Completes the step's chunks whose messages arrived; true while some are
+// still in flight. The step is tried again: a chunk slot may have freed, or
+// its start was refused before.
+bool Operation::poll(uint32_t step, PeerIO& io) {
+  const hcomm_step_t& s = steps_[step];
+  RunState::Step& ss = state_->steps[step];
+  bool in_flight = false;
+  for (uint32_t c = ss.started > kMaxInflightChunks ? ss.started - kMaxInflightChunks : 0; c < ss.started; ++c) {
+    void* req = ss.request[c % kMaxInflightChunks];
+    if (chunk_done(step, c) || !req) continue;
+    if (!io.test(s.peer, req)) {
+      in_flight = true;
+      continue;
+    }
+    uint64_t off, bytes;
+    Schedule::chunk_range(s, schedule_->args.dtype_size, c, &off, &bytes);
+    finish(step, c, off, bytes);
+  }
+  enqueue(step);
+  return in_flight;
 }
 
 std::string Operation::describe() const {
@@ -128,31 +234,49 @@ std::string Operation::describe() const {
 
 std::string Operation::context(size_t step) const {
   const hcomm_step_t& s = steps_[step];
-  if (s.kind > HCOMM_STEP_RECV_REDUCE)
+  if (!step_verb(s.kind))
     return format("%s (call %u, algorithm %s, step %zu)", collective(), seq_, schedule_->algorithm.c_str(), step);
   return format("%s (call %u, algorithm %s, step %zu: %s rank %d)", collective(), seq_, schedule_->algorithm.c_str(),
                 step, step_verb(s.kind), s.peer);
 }
 
 bool Operation::advance(PeerIO& io) {
-  for (size_t i = first_pending_; i < steps_.size(); ++i) {
+  RunState& st = *state_;
+  if (done()) return true;
+  if (schedule_->mapped && !mapped_.running() && !mapped_.begin(io.mapped(), *schedule_, buffers_)) return false;
+  auto guarded = [&](uint32_t step, auto&& body) {
     try {
-      advance_step(i, io);
+      return body();
     } catch (const Error& e) {
-      throw Error(e.code(), context(i) + " failed: " + e.what());
+      throw Error(e.code(), context(step) + " failed: " + e.what());
     }
+  };
+  size_t keep = 0;
+  for (size_t i = 0; i < st.polled.size(); ++i) {
+    const uint32_t step = st.polled[i];
+    if (guarded(step, [&] { return poll(step, io); }))
+      st.polled[keep++] = step;
+    else
+      st.steps[step].polled = false;
   }
-  while (first_pending_ < steps_.size() && state_[first_pending_].completed == steps_[first_pending_].nchunks)
-    ++first_pending_;
+  st.polled.resize(keep);
+  while (st.queue_head < st.queue.size()) {
+    const uint32_t step = st.queue[st.queue_head++];
+    st.steps[step].queued = false;
+    guarded(step, [&] { try_start(step, io); });
+  }
+  st.queue.clear();
+  st.queue_head = 0;
+  if (done() && mapped_.running()) mapped_.end();
   return done();
 }
 
 std::string Operation::pending_peers() const {
   std::string out;
   std::vector<int> seen;
-  for (size_t i = first_pending_; i < steps_.size(); ++i) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
     const hcomm_step_t& s = steps_[i];
-    if (state_[i].completed == s.nchunks || s.kind > HCOMM_STEP_RECV_REDUCE) continue;
+    if (state_->steps[i].completed == s.nchunks || !step_verb(s.kind)) continue;
     if (std::find(seen.begin(), seen.end(), s.peer) != seen.end()) continue;
     seen.push_back(s.peer);
     out += (out.empty() ? "" : ", ") + format("rank %d (%s)", s.peer, step_verb(s.kind));

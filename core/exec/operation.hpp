@@ -1,6 +1,12 @@
 // One running collective on this rank: a schedule bound to the call's buffers
 // and sequence number. advance() starts every chunk whose dependencies are
 // done and completes those whose messages arrived; it never blocks.
+//
+// It works from events rather than by scanning the schedule: a step is tried
+// when it may have become startable (at the start, when a step it waits for
+// completed a chunk, when one of its own chunks completed), and only steps
+// with chunks in flight, or a start to retry, are polled. A call costs no
+// allocation: the run's state is kept with the schedule for the next run.
 #pragma once
 
 #include <array>
@@ -9,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exec/mapped_call.hpp"
 #include "core/exec/peer_io.hpp"
 #include "core/exec/schedule.hpp"
 
@@ -27,17 +34,39 @@ constexpr uint64_t p2p_tag_base(uint32_t user_tag, uint32_t number) {
   return (uint64_t{1} << 63) | (uint64_t{user_tag & 0x7FFFFFFFu} << 32) | (uint64_t{number & 0xFFFFu} << 16);
 }
 
+// The state of one run of a schedule (see StatePool).
+struct RunState {
+  struct Step {
+    uint32_t started = 0;
+    uint32_t completed = 0;
+    bool queued = false;  // in `queue`
+    bool polled = false;  // in `polled`
+    std::array<void*, kMaxInflightChunks> request{};
+  };
+  std::vector<Step> steps;
+  std::vector<uint8_t> chunk_done;  // by Schedule::chunk_base + chunk
+  std::vector<uint32_t> queue;      // steps to try to start, oldest first from queue_head
+  size_t queue_head = 0;
+  std::vector<uint32_t> polled;     // steps with chunks in flight, or whose start must be retried
+  size_t remaining = 0;             // steps not complete
+
+  void reset(const Schedule& s);
+};
+
 class Operation {
  public:
   // Tags of this operation's messages are tag_base | match << 16 | chunk:
   // collective_tag_base(seq) for collectives, p2p_tag_base() for sends and
   // receives, so the two never meet.
   Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base, int nranks);
+  ~Operation();
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
 
   // Returns true once every step is done. Throws the transport's error with
   // the collective, the call and the peer added.
   bool advance(PeerIO& io);
-  bool done() const { return first_pending_ == steps_.size(); }
+  bool done() const { return state_->remaining == 0; }
   // Chunks completed so far: the caller's deadline restarts when this moves.
   uint64_t events() const { return events_; }
   // The peers this rank still waits on, for timeout messages.
@@ -48,21 +77,21 @@ class Operation {
   uint32_t seq() const { return seq_; }
 
  private:
-  struct StepState {
-    uint32_t started = 0;
-    uint32_t completed = 0;
-    std::vector<uint8_t> chunk_done;
-    std::array<void*, kMaxInflightChunks> request{};
-  };
+  enum class Started { kRetry, kInFlight, kDone };
 
-  bool ready(size_t step, uint32_t chunk) const;
-  bool start(size_t step, uint32_t chunk, PeerIO& io);  // false: retry later
-  void finish(size_t step, uint32_t chunk);
-  uint8_t* staging(size_t step, uint32_t chunk) const;
+  bool ready(uint32_t step, uint32_t chunk) const;
+  Started start(uint32_t step, uint32_t chunk, PeerIO& io);
+  void finish(uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes);
+  void run_mapped(const hcomm_step_t& s, uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes);
+  void try_start(uint32_t step, PeerIO& io);
+  bool poll(uint32_t step, PeerIO& io);
+  void enqueue(uint32_t step);
+  void set_polled(uint32_t step);
+  uint8_t* staging(uint32_t step, uint32_t chunk) const;
   std::string context(size_t step) const;
-  void advance_step(size_t step, PeerIO& io);
   uint8_t* resolve(const hcomm_bufref_t& ref) const;
   uint64_t tag(const hcomm_step_t& s, uint32_t chunk) const;
+  bool chunk_done(uint32_t step, uint32_t chunk) const { return state_->chunk_done[schedule_->chunk_base[step] + chunk]; }
 
   std::shared_ptr<const Schedule> schedule_;
   const std::vector<hcomm_step_t>& steps_;
@@ -70,8 +99,8 @@ class Operation {
   uint32_t seq_;
   uint64_t tag_base_;
   int nranks_;
-  std::vector<StepState> state_;
-  size_t first_pending_ = 0;
+  std::unique_ptr<RunState> state_;
+  MappedCall mapped_;
   uint64_t events_ = 0;
 };
 

@@ -1,12 +1,14 @@
 // What the executor needs from the communication layer: tagged messages to
-// peers by rank. The communicator implements it over transport endpoints;
-// tests implement it in memory.
+// peers by rank, and mapped memory where the ranks share it. The communicator
+// implements it over transport endpoints; tests implement it in memory.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 namespace hcomm::exec {
+
+class MappedIO;
 
 class PeerIO {
  public:
@@ -22,6 +24,9 @@ class PeerIO {
   virtual void wait(int64_t timeout_us) = 0;
   // Throws HCOMM_ERR_REMOTE if a peer is known to have failed.
   virtual void check_peers() = 0;
+  // Every rank's window and buffers, when the ranks map each other's memory
+  // (HCOMM_VIEW_MAPPED); nullptr otherwise.
+  virtual MappedIO* mapped() { return nullptr; }
 };
 
 }  // namespace hcomm::exec

@@ -1,12 +1,68 @@
 #include "core/exec/schedule.hpp"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "core/common/error.hpp"
+#include "core/exec/window.hpp"
 
 namespace hcomm::exec {
 
+namespace {
+
+bool is_mapped(uint32_t kind) { return kind >= HCOMM_STEP_LOAD && kind <= HCOMM_STEP_WAIT; }
+
+// Who waits for whom, the first chunk of each step, and the order of signals.
+void derive(Schedule& s) {
+  const size_t n = s.steps.size();
+  std::vector<std::vector<uint32_t>> waiting(n);
+  std::map<std::pair<int32_t, uint32_t>, uint32_t> signalled, awaited;
+  std::map<std::pair<int32_t, uint32_t>, int32_t> last_signal;
+  s.chunk_base.assign(n, 0);
+  s.signal_base.assign(n, 0);
+  s.previous_signal.assign(n, -1);
+  s.total_chunks = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const hcomm_step_t& st = s.steps[i];
+    for (uint32_t d = 0; d < st.ndeps; ++d) waiting[st.deps[d]].push_back(static_cast<uint32_t>(i));
+    s.chunk_base[i] = s.total_chunks;
+    s.total_chunks += st.nchunks;
+    if (st.kind != HCOMM_STEP_SIGNAL && st.kind != HCOMM_STEP_WAIT) continue;
+    const std::pair<int32_t, uint32_t> pair{st.peer, st.match};
+    uint32_t& count = (st.kind == HCOMM_STEP_SIGNAL ? signalled : awaited)[pair];
+    s.signal_base[i] = count;
+    count += st.nchunks;
+    if (count > window::kMaxOccurrences)
+      HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s built an invalid schedule: step %zu: more than %llu signals of one "
+                  "peer and match in a call", s.algorithm.c_str(), i,
+                  static_cast<unsigned long long>(window::kMaxOccurrences));
+    if (st.kind == HCOMM_STEP_SIGNAL) {
+      auto [it, first] = last_signal.try_emplace(pair, static_cast<int32_t>(i));
+      if (!first) {
+        s.previous_signal[i] = std::exchange(it->second, static_cast<int32_t>(i));
+        waiting[s.previous_signal[i]].push_back(static_cast<uint32_t>(i));
+      }
+    }
+  }
+  s.dependents_begin.assign(n + 1, 0);
+  s.dependents.clear();
+  for (size_t i = 0; i < n; ++i) {
+    std::sort(waiting[i].begin(), waiting[i].end());
+    waiting[i].erase(std::unique(waiting[i].begin(), waiting[i].end()), waiting[i].end());
+    s.dependents.insert(s.dependents.end(), waiting[i].begin(), waiting[i].end());
+    s.dependents_begin[i + 1] = static_cast<uint32_t>(s.dependents.size());
+  }
+}
+
+}  // namespace
+
 void Schedule::chunk_range(const hcomm_step_t& s, size_t elem_size, uint32_t c, uint64_t* offset, uint64_t* bytes) {
+  if (s.nchunks == 1) {  // most steps of small calls: no divisions
+    *offset = 0;
+    *bytes = s.bytes;
+    return;
+  }
   uint64_t elems = s.bytes / elem_size;
   uint64_t first = elems * c / s.nchunks, last = elems * (c + 1) / s.nchunks;
   *offset = first * elem_size;
@@ -19,15 +75,34 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
     HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s built an invalid schedule: step %zu: %s", s.algorithm.c_str(), i,
                 what);
   };
+  // This rank's buffers; a window is checked when the call runs.
   auto check_ref = [&](size_t i, const hcomm_bufref_t& r, uint64_t bytes) {
+    if (r.buffer == HCOMM_BUF_WINDOW) {
+      if (r.offset > UINT64_MAX - bytes) fail(i, "buffer reference out of range");
+      s.window_extent = std::max(s.window_extent, r.offset + bytes);
+      s.mapped = true;
+      return;
+    }
     uint64_t limit = r.buffer == HCOMM_BUF_SEND   ? send_bytes
                      : r.buffer == HCOMM_BUF_RECV ? recv_bytes
                      : r.buffer == HCOMM_BUF_SCRATCH ? s.algorithm_scratch
                                                    : 0;
-    if (r.buffer > HCOMM_BUF_SCRATCH) fail(i, "unknown buffer");
+    if (r.buffer > HCOMM_BUF_WINDOW) fail(i, "unknown buffer");
     if (r.offset > limit || bytes > limit - r.offset) fail(i, "buffer reference out of range");
   };
+  // A peer's buffers: its SEND and RECV are checked against what it publishes.
+  auto check_peer_ref = [&](size_t i, const hcomm_bufref_t& r, uint64_t bytes) {
+    if (r.buffer == HCOMM_BUF_SCRATCH || r.buffer > HCOMM_BUF_WINDOW) fail(i, "a peer's buffer that is not SEND, RECV or WINDOW");
+    if (r.offset > UINT64_MAX - bytes) fail(i, "buffer reference out of range");
+    if (r.buffer == HCOMM_BUF_WINDOW) s.window_extent = std::max(s.window_extent, r.offset + bytes);
+  };
+  if (!std::has_single_bit(es))
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "schedule of %s: element size %zu is not a power of two", s.algorithm.c_str(), es);
   uint64_t staging = s.algorithm_scratch;
+  s.send_bytes = send_bytes;
+  s.recv_bytes = recv_bytes;
+  s.mapped = false;
+  s.window_extent = 0;
   s.staging_offset.assign(s.steps.size(), 0);
   s.staging_slot.assign(s.steps.size(), 0);
   for (size_t i = 0; i < s.steps.size(); ++i) {
@@ -41,6 +116,10 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       bool whole = st.whole_deps & (1u << d);
       if (!whole && s.steps[st.deps[d]].nchunks != st.nchunks)
         fail(i, "a chunk-wise dependency on a step with another chunk count");
+    }
+    if (is_mapped(st.kind)) {
+      s.mapped = true;
+      if (st.peer < 0) fail(i, "a mapped step names no peer");
     }
     switch (st.kind) {
       case HCOMM_STEP_SEND: check_ref(i, st.src, st.bytes); break;
@@ -65,6 +144,23 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
         check_ref(i, st.src, st.bytes);
         check_ref(i, st.dst, st.bytes);
         break;
+      case HCOMM_STEP_LOAD:
+        check_peer_ref(i, st.src, st.bytes);
+        check_ref(i, st.dst, st.bytes);
+        break;
+      case HCOMM_STEP_LOAD_REDUCE:
+        check_ref(i, st.src, st.bytes);
+        check_peer_ref(i, st.src2, st.bytes);
+        check_ref(i, st.dst, st.bytes);
+        break;
+      case HCOMM_STEP_STORE:
+        check_ref(i, st.src, st.bytes);
+        check_peer_ref(i, st.dst, st.bytes);
+        break;
+      case HCOMM_STEP_SIGNAL:
+      case HCOMM_STEP_WAIT:
+        if (st.match >= HCOMM_MAX_SIGNALS) fail(i, "signal match id not below HCOMM_MAX_SIGNALS");
+        break;
       default: fail(i, "unknown step kind");
     }
     if ((st.kind == HCOMM_STEP_SEND || st.kind == HCOMM_STEP_RECV || st.kind == HCOMM_STEP_RECV_REDUCE) &&
@@ -72,6 +168,7 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       fail(i, "match id does not fit in 24 bits");
   }
   s.scratch_bytes = staging;
+  derive(s);
 }
 
 }  // namespace hcomm::exec

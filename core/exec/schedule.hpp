@@ -1,9 +1,14 @@
 // A schedule as the executor runs it: the steps an algorithm built, checked
 // once (buffer bounds, dependencies, chunking) and laid out with the scratch
-// each receive-reduce needs. Immutable, so cached and shared between calls.
+// each receive-reduce needs, with what the executor derives from the steps
+// (who waits for whom, the order of signals). Immutable once finalised, so
+// cached and shared between calls.
 #pragma once
 
+#include <atomic>
+#include <bit>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +22,26 @@ constexpr uint32_t kMaxInflightChunks = 4;
 // Tags carry the chunk index in 16 bits.
 constexpr uint32_t kMaxChunks = 1u << 16;
 
+struct RunState;
+
+// The state of one run of a schedule, kept for the next run of the same
+// schedule so that a call allocates nothing: one spare, taken and given back
+// atomically. A copy starts empty.
+class StatePool {
+ public:
+  StatePool() = default;
+  StatePool(const StatePool&) {}
+  StatePool& operator=(const StatePool&) { return *this; }
+  ~StatePool();
+
+  // The spare state, or a new one.
+  std::unique_ptr<RunState> take() const;
+  void give(std::unique_ptr<RunState> state) const;
+
+ private:
+  mutable std::atomic<RunState*> spare_{nullptr};
+};
+
 struct Schedule {
   std::string algorithm;
   hcomm_coll_args_t args{};
@@ -27,13 +52,39 @@ struct Schedule {
   std::vector<uint64_t> staging_slot;
   uint64_t algorithm_scratch = 0;        // bytes the algorithm asked for, at scratch offset 0
   uint64_t scratch_bytes = 0;            // algorithm scratch + receive-reduce slots
+  uint64_t send_bytes = 0, recv_bytes = 0;  // this rank's buffers
+
+  // Steps that wait for step i: dependents[dependents_begin[i] .. dependents_begin[i+1]).
+  std::vector<uint32_t> dependents_begin, dependents;
+  // Where each step's chunks start among all steps' chunks.
+  std::vector<uint32_t> chunk_base;
+  uint32_t total_chunks = 0;
+
+  // Mapped memory: the call takes a window half (a mapped step or a WINDOW
+  // reference), the bytes of any rank's window that the steps reach, and per
+  // SIGNAL or WAIT step the occurrences of its (peer, match) in earlier steps
+  // (a signal's chunk c is occurrence signal_base + c + 1 of the call) and,
+  // for a SIGNAL, the previous SIGNAL step of that pair (raised in order).
+  bool mapped = false;
+  uint64_t window_extent = 0;
+  std::vector<uint32_t> signal_base;
+  std::vector<int32_t> previous_signal;
+
+  StatePool pool;
 
   // Elements [first, first+count) of step s covered by chunk c.
   static void chunk_range(const hcomm_step_t& s, size_t elem_size, uint32_t c, uint64_t* offset, uint64_t* bytes);
 };
 
+// Elements in `bytes`, for the power-of-two element sizes of every dtype
+// (finalize_schedule checks it): a shift, where a division would cost tens
+// of cycles on the small-message path.
+inline uint64_t elements(uint64_t bytes, size_t elem_size) { return bytes >> std::countr_zero(elem_size); }
+
 // Checks the steps against the buffers' sizes and lays out scratch; throws
 // HCOMM_ERR_INTERNAL naming the algorithm and the step when a rule is broken.
+// References to windows and to peers' buffers are checked when they run,
+// against the communicator's window and the peers' published buffers.
 void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes);
 
 }  // namespace hcomm::exec

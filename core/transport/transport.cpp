@@ -56,6 +56,12 @@ Transport::~Transport() {
   if (ctx_) iface_->finalize(ctx_);
 }
 
+bool Transport::maps_memory() const {
+  return HCOMM_IFACE_HAS(iface_, mem_alloc) && HCOMM_IFACE_HAS(iface_, mem_register) &&
+         HCOMM_IFACE_HAS(iface_, mem_release) && HCOMM_IFACE_HAS(iface_, mem_map) &&
+         HCOMM_IFACE_HAS(iface_, mem_unmap);
+}
+
 void Transport::check(hcomm_result_t rc, const char* what) const {
   if (rc == HCOMM_SUCCESS) return;
   std::string text = last_error();
@@ -113,6 +119,12 @@ Allowed allowed() {
     HCOMM_THROW(HCOMM_ERR_CONFIG, "no transport left to use (loaded: %s; HCOMM_TRANSPORTS='%s'); see hcomm-info",
                 loaded.empty() ? "none" : loaded.c_str(), settings::raw("HCOMM_TRANSPORTS").c_str());
   return out;
+}
+
+Transport* memory_transport() {
+  for (auto& t : initialised())
+    if (t->maps_memory()) return t.get();
+  return nullptr;
 }
 
 }  // namespace hcomm::transport

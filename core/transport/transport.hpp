@@ -21,6 +21,10 @@ class Transport {
   void* ctx() const { return ctx_; }
   const hcomm_transport_props_t& props() const { return props_; }
   bool has_wait() const { return HCOMM_IFACE_HAS(iface_, wait); }
+  // ABI 1.1: memory other ranks of the host map (all five functions), and
+  // single copies by address (ep_read and ep_write).
+  bool maps_memory() const;
+  bool copies_by_address() const { return HCOMM_IFACE_HAS(iface_, ep_read) && HCOMM_IFACE_HAS(iface_, ep_write); }
   // Throws Error(rc, "<transport>: <what>: <the plugin's text>") unless rc is success.
   void check(hcomm_result_t rc, const char* what) const;
 
@@ -45,5 +49,8 @@ struct Allowed {
 // The transports this process may use; throws if HCOMM_TRANSPORTS names one
 // that is not loaded, or if none is left.
 Allowed allowed();
+
+// The first loaded transport that maps memory (hcomm_mem_alloc), or nullptr.
+Transport* memory_transport();
 
 }  // namespace hcomm::transport

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "failure.hpp"
 
@@ -177,7 +178,24 @@ void PluginLibrary::check_interface() {
       complete = false;
     }
   }
+  check_memory_functions(*api);
   if (complete && problems_.empty()) api_ = api;
+}
+
+// The mapped-memory functions of ABI 1.1 come all together or not at all.
+void PluginLibrary::check_memory_functions(const hcomm_transport_v1_t& api) {
+  const std::pair<const char*, bool> functions[] = {
+      {"mem_alloc", HCOMM_IFACE_HAS(&api, mem_alloc)},     {"mem_register", HCOMM_IFACE_HAS(&api, mem_register)},
+      {"mem_release", HCOMM_IFACE_HAS(&api, mem_release)}, {"mem_map", HCOMM_IFACE_HAS(&api, mem_map)},
+      {"mem_unmap", HCOMM_IFACE_HAS(&api, mem_unmap)}};
+  std::string set, missing;
+  for (const auto& [name, present] : functions) {
+    std::string& list = present ? set : missing;
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  }
+  if (!set.empty() && !missing.empty())
+    problem(format("the mapped-memory functions come all together or not at all: %s set, %s NULL", set.c_str(),
+                   missing.c_str()));
 }
 
 void PluginLibrary::require_usable() const {
@@ -190,8 +208,9 @@ void PluginLibrary::require_usable() const {
 std::string PluginLibrary::summary() const {
   if (!usable()) return "";
   const hcomm_plugin_header_t& h = *header_;
-  return format("%s %s (%s), ABI %u.%u, %zu settings, wait: %s", h.name, h.version, h.vendor, h.abi_major, h.abi_minor,
-                h.num_settings, has_wait() ? "yes" : "no");
+  return format("%s %s (%s), ABI %u.%u, %zu settings, wait: %s, mapped memory: %s%s", h.name, h.version, h.vendor,
+                h.abi_major, h.abi_minor, h.num_settings, has_wait() ? "yes" : "no", maps_memory() ? "yes" : "no",
+                copies_by_address() ? ", copies by address: yes" : "");
 }
 
 }  // namespace hcomm::tcheck

@@ -25,7 +25,10 @@ class PluginLibrary {
   const hcomm_plugin_header_t& header() const { return *header_; }
   const hcomm_transport_v1_t& api() const { return *api_; }
   bool has_wait() const { return HCOMM_IFACE_HAS(api_, wait); }
-  // "tcp 1.2 (vendor), ABI 1.0, 3 settings, wait: yes"
+  // ABI 1.1: the five mapped-memory functions (all or none), and copies by address.
+  bool maps_memory() const { return HCOMM_IFACE_HAS(api_, mem_alloc); }
+  bool copies_by_address() const { return HCOMM_IFACE_HAS(api_, ep_read) && HCOMM_IFACE_HAS(api_, ep_write); }
+  // "tcp 1.2 (vendor), ABI 1.0, 3 settings, wait: yes, mapped memory: no"
   std::string summary() const;
 
  private:
@@ -33,6 +36,7 @@ class PluginLibrary {
   void check_header(const std::string& path);
   void check_settings();
   void check_interface();
+  void check_memory_functions(const hcomm_transport_v1_t& api);
   void problem(std::string text) { problems_.push_back(std::move(text)); }
 
   const hcomm_plugin_header_t* header_ = nullptr;

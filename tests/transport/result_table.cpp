@@ -6,7 +6,7 @@ namespace hcomm::tcheck {
 
 namespace {
 
-constexpr const char* kRowFormat = "%-11s  %-5s  %-6s  %8s  %s\n";
+constexpr const char* kRowFormat = "%-12s  %-5s  %-6s  %8s  %s\n";
 
 const char* outcome_name(Outcome outcome) {
   switch (outcome) {
@@ -32,7 +32,7 @@ void ResultTable::print_header(const Options& options) {
   std::fprintf(out_, "timeout  %.0f s per test\n", options.timeout_seconds);
   std::fprintf(out_, "seed     %llu (--seed repeats this run)\n\n", static_cast<unsigned long long>(options.seed));
   std::fprintf(out_, kRowFormat, "test", "ranks", "result", "time", "detail");
-  std::fprintf(out_, kRowFormat, "-----------", "-----", "------", "--------", "------");
+  std::fprintf(out_, kRowFormat, "------------", "-----", "------", "--------", "------");
   std::fflush(out_);
 }
 

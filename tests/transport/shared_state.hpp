@@ -54,6 +54,12 @@ struct RankSlot {
   uint32_t address_len;
   uint8_t address[HCOMM_TRANSPORT_MAX_ADDRESS];
   hcomm_link_score_t scores[kMaxRanks];  // score(this rank's address, rank j's)
+  // Mapped memory (memory tests): a region from mem_alloc and one from
+  // mem_register, and where the registered buffer lies in this rank's process.
+  hcomm_mem_desc_t allocated;
+  hcomm_mem_desc_t registered;
+  uint64_t buffer_address;
+  uint64_t buffer_bytes;
 
   void set_phase(const char* text);
   void set_shm_files(const std::set<std::string>& files);

@@ -1,4 +1,5 @@
-/* HComm transport plugin interface, ABI 1.0.
+/* HComm transport plugin interface, ABI 1.1 (1.1 added the optional
+ * mapped-memory functions at the end of hcomm_transport_v1_t).
  *
  * Objects: a context per process (init), a net per communicator (open), an
  * endpoint per peer (connect), requests per message (isend/irecv).
@@ -21,6 +22,12 @@
  * returns a code; a peer that closed or died is HCOMM_ERR_REMOTE, reported by
  * test, ep_ready or progress on every request that involves it, promptly
  * (within a second of the death).
+ *
+ * Mapped memory (ABI 1.1, optional): processes of one host can share memory.
+ * A transport that can offers mem_alloc, mem_register, mem_release, mem_map
+ * and mem_unmap (all five or none) and may offer ep_read / ep_write. The core
+ * then gives every rank of a communicator a window the others map, and lets
+ * them read each other's buffers in place (algorithm.h, mapped-memory steps).
  */
 #ifndef HCOMM_PLUGIN_TRANSPORT_H
 #define HCOMM_PLUGIN_TRANSPORT_H
@@ -55,6 +62,17 @@ typedef struct hcomm_transport_open_args {
   int nranks;
   uint8_t comm_key[16]; /* random per communicator, shared by its ranks only */
 } hcomm_transport_open_args_t;
+
+/* Memory of one process that the other processes of its host can map: the
+ * range [address, address + bytes) of the owner's address space, and what a
+ * peer hands to mem_map to reach it. bytes is 0 when nothing is mappable. */
+#define HCOMM_MEM_BLOB_BYTES 64
+typedef struct hcomm_mem_desc {
+  uint64_t address;
+  uint64_t bytes;
+  uint32_t blob_len;
+  uint8_t blob[HCOMM_MEM_BLOB_BYTES];
+} hcomm_mem_desc_t;
 
 typedef struct hcomm_link_score {
   int reachable;
@@ -94,6 +112,34 @@ typedef struct hcomm_transport_v1 {
   /* Optional (NULL): blocks up to timeout_us until progress may be possible,
    * so that waiting ranks do not burn a core. */
   hcomm_result_t (*wait)(void* net, int64_t timeout_us);
+
+  /* ABI 1.1, optional (NULL), per process; calls may come from any thread.
+   *
+   * mem_alloc: `bytes` (above 0) of zeroed, page-aligned host memory that
+   * other processes of this host can map; *desc covers all of it.
+   * mem_register: makes the caller's [ptr, ptr + bytes) mappable in place,
+   * keeping its addresses and contents; *desc may cover only part of it
+   * (whole pages, say) or nothing (bytes 0), and mem_release undoes it.
+   * *mem is the handle of either. The caller must not touch the range from
+   * another thread while mem_register or mem_release runs.
+   * mem_release: frees (mem_alloc) or unregisters (mem_register) `mem`;
+   * peers' mappings of it stay valid until they unmap them.
+   * mem_map: maps a peer's desc into this process; *ptr is where
+   * desc->address lies here, *mapping the handle for mem_unmap. A peer that
+   * died is HCOMM_ERR_REMOTE. */
+  hcomm_result_t (*mem_alloc)(void* ctx, size_t bytes, void** ptr, void** mem, hcomm_mem_desc_t* desc);
+  hcomm_result_t (*mem_register)(void* ctx, void* ptr, size_t bytes, void** mem, hcomm_mem_desc_t* desc);
+  hcomm_result_t (*mem_release)(void* mem);
+  hcomm_result_t (*mem_map)(void* ctx, const hcomm_mem_desc_t* desc, void** ptr, void** mapping);
+  hcomm_result_t (*mem_unmap)(void* mapping);
+
+  /* ABI 1.1, optional (NULL): one blocking copy from (read) or into (write)
+   * the peer's memory at `remote_address` of its address space, which need
+   * not be mapped (cross-memory attach). HCOMM_ERR_UNSUPPORTED when the
+   * system or a setting forbids it towards this peer, HCOMM_ERR_REMOTE when
+   * the peer died or the range is not in its memory. */
+  hcomm_result_t (*ep_read)(void* ep, void* local, uint64_t remote_address, size_t bytes);
+  hcomm_result_t (*ep_write)(void* ep, const void* local, uint64_t remote_address, size_t bytes);
 } hcomm_transport_v1_t;
 
 #ifdef __cplusplus

@@ -162,6 +162,31 @@ Request& Endpoint::irecv(void* buf, size_t len, uint64_t tag) {
   return r;
 }
 
+void Endpoint::read(void* local, uint64_t remote, size_t bytes) {
+  check_copy(net_.config().cma ? cma_read(peer_.pid, remote, local, bytes) : EPERM, "read", remote, bytes);
+}
+
+void Endpoint::write(const void* local, uint64_t remote, size_t bytes) {
+  check_copy(net_.config().cma ? cma_write(peer_.pid, remote, local, bytes) : EPERM, "write", remote, bytes);
+}
+
+void Endpoint::check_copy(int err, const char* verb, uint64_t remote, size_t bytes) {
+  if (err == 0) return;
+  if (!net_.config().cma)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "shm: cannot %s the memory of %s: HCOMM_SHM_CMA is off", verb,
+                       describe_peer().c_str());
+  if (err == ESRCH || !process_.alive())
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "shm: %s died", describe_peer().c_str());
+  if (err == EPERM)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED,
+                       "shm: cross-memory attach to %s is not permitted (Yama ptrace scope, seccomp or a "
+                       "non-dumpable process)",
+                       describe_peer().c_str());
+  HCOMM_PLUGIN_THROW(err == EFAULT ? HCOMM_ERR_REMOTE : HCOMM_ERR_SYSTEM,
+                     "shm: cannot %s %zu bytes at %#llx in the memory of %s: %s", verb, bytes,
+                     static_cast<unsigned long long>(remote), describe_peer().c_str(), std::strerror(err));
+}
+
 void Endpoint::progress() {
   if (failure_) return;
   try {

@@ -55,6 +55,10 @@ class Endpoint {
   // Throws the endpoint's failure instead of returning a request.
   Request& isend(const void* buf, size_t len, uint64_t tag);
   Request& irecv(void* buf, size_t len, uint64_t tag);
+  // One blocking copy from or into the peer's memory at `remote` (ep_read,
+  // ep_write): HCOMM_ERR_UNSUPPORTED where CMA is off or forbidden.
+  void read(void* local, uint64_t remote, size_t bytes);
+  void write(const void* local, uint64_t remote, size_t bytes);
 
   // Moves what can move now; failures become failed requests.
   void progress();
@@ -112,6 +116,7 @@ class Endpoint {
   void check_closed_by_peer();
   std::string describe_peer() const;
   CmaState probe_cma();
+  void check_copy(int err, const char* verb, uint64_t remote, size_t bytes);
   [[noreturn]] void protocol_error(const char* what) const;
 
   Net& net_;

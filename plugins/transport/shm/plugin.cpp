@@ -2,10 +2,12 @@
 // functions of hcomm_transport_v1_t. Exceptions become status codes here.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "config.hpp"
 #include "endpoint.hpp"
 #include "hcomm/plugin/transport.h"
+#include "memory.hpp"
 #include "hcomm/plugin/util.hpp"
 #include "net.hpp"
 
@@ -174,6 +176,70 @@ hcomm_result_t shm_wait(void* net, int64_t timeout_us) {
   return plugin::boundary(g_services, [&] { checked<Net>(net, "wait: net").wait(timeout_us); });
 }
 
+hcomm_result_t shm_mem_alloc(void* ctx, size_t bytes, void** ptr, void** mem, hcomm_mem_desc_t* desc) {
+  return plugin::boundary(g_services, [&] {
+    checked<Context>(ctx, "mem_alloc: ctx");
+    void** ptr_out = checked_out(ptr, "mem_alloc: ptr");
+    void** mem_out = checked_out(mem, "mem_alloc: mem");
+    hcomm_mem_desc_t* desc_out = checked_out(desc, "mem_alloc: desc");
+    Region* r = Region::allocate(bytes);
+    *ptr_out = r->data();
+    *mem_out = r;
+    *desc_out = r->desc();
+  });
+}
+
+hcomm_result_t shm_mem_register(void* ctx, void* ptr, size_t bytes, void** mem, hcomm_mem_desc_t* desc) {
+  return plugin::boundary(g_services, [&] {
+    checked<Context>(ctx, "mem_register: ctx");
+    check_buffer(ptr, bytes, "mem_register");
+    void** mem_out = checked_out(mem, "mem_register: mem");
+    hcomm_mem_desc_t* desc_out = checked_out(desc, "mem_register: desc");
+    Region* r = Region::enroll(ptr, bytes);
+    *mem_out = r;
+    *desc_out = r->desc();
+  });
+}
+
+hcomm_result_t shm_mem_release(void* mem) {
+  return plugin::boundary(g_services, [&] {
+    std::unique_ptr<Region> r(&checked<Region>(mem, "mem_release: mem"));
+    r->restore_pages();
+  });
+}
+
+hcomm_result_t shm_mem_map(void* ctx, const hcomm_mem_desc_t* desc, void** ptr, void** mapping) {
+  return plugin::boundary(g_services, [&] {
+    checked<Context>(ctx, "mem_map: ctx");
+    if (!desc) HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "shm: mem_map: desc is NULL");
+    void** ptr_out = checked_out(ptr, "mem_map: ptr");
+    void** mapping_out = checked_out(mapping, "mem_map: mapping");
+    auto* m = new PeerMapping(*desc);
+    *ptr_out = m->data();
+    *mapping_out = m;
+  });
+}
+
+hcomm_result_t shm_mem_unmap(void* mapping) {
+  return plugin::boundary(g_services, [&] { delete &checked<PeerMapping>(mapping, "mem_unmap: mapping"); });
+}
+
+hcomm_result_t shm_ep_read(void* ep, void* local, uint64_t remote_address, size_t bytes) {
+  return plugin::boundary(g_services, [&] {
+    Endpoint& e = checked<Endpoint>(ep, "ep_read: ep");
+    check_buffer(local, bytes, "ep_read");
+    e.read(local, remote_address, bytes);
+  });
+}
+
+hcomm_result_t shm_ep_write(void* ep, const void* local, uint64_t remote_address, size_t bytes) {
+  return plugin::boundary(g_services, [&] {
+    Endpoint& e = checked<Endpoint>(ep, "ep_write: ep");
+    check_buffer(local, bytes, "ep_write");
+    e.write(local, remote_address, bytes);
+  });
+}
+
 const hcomm_transport_v1_t kTransport = {
     .size = sizeof(hcomm_transport_v1_t),
     .init = shm_init,
@@ -191,6 +257,13 @@ const hcomm_transport_v1_t kTransport = {
     .test = shm_test,
     .progress = shm_progress,
     .wait = shm_wait,
+    .mem_alloc = shm_mem_alloc,
+    .mem_register = shm_mem_register,
+    .mem_release = shm_mem_release,
+    .mem_map = shm_mem_map,
+    .mem_unmap = shm_mem_unmap,
+    .ep_read = shm_ep_read,
+    .ep_write = shm_ep_write,
 };
 
 const hcomm_plugin_header_t kHeader = {

@@ -1,0 +1,218 @@
+#include "core/exec/mapped_call.hpp"
+
+#include <algorithm>
+
+#include "core/common/error.hpp"
+#include "core/device/copy.hpp"
+#include "core/device/reduce.hpp"
+#include "core/exec/operation.hpp"
+
+namespace hcomm::exec {
+
+namespace {
+
+// Data copied by address lands here when it may not land in place.
+constexpr size_t kStagingBytes = 256 << 10;
+
+// Calls f(offset in the span, bytes, local pointer or nullptr, peer address)
+// for the parts of the span: mapped ones with their local pointer, the rest
+// without. With `unit` (a power of two) above 1, parts whose ends would split
+// a unit (an element) are all copied instead.
+template <class F>
+void for_each_part(uint64_t address, uint64_t bytes, const uint8_t* mapped, uint64_t lo, uint64_t hi, uint64_t unit,
+                   F f) {
+  const uint64_t end = address + bytes;
+  uint64_t m0 = mapped ? std::clamp(lo, address, end) : end, m1 = mapped ? std::clamp(hi, m0, end) : end;
+  if (((m0 - address) | (m1 - address)) & (unit - 1)) m0 = m1 = end;
+  if (address < m0) f(0, m0 - address, nullptr, address);
+  if (m0 < m1) f(m0 - address, m1 - m0, mapped + (m0 - lo), m0);
+  if (m1 < end) f(m1 - address, end - m1, nullptr, m1);
+}
+
+bool overlap(const uint8_t* a, const uint8_t* b, uint64_t bytes) { return a < b + bytes && b < a + bytes; }
+
+}  // namespace
+
+MappedCall::~MappedCall() {
+  if (begun_) io_->calls().busy = false;
+}
+
+bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& buffers) {
+  if (!io)
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s uses mapped-memory steps, but this communicator's ranks do not map "
+                "each other's memory (HCOMM_VIEW_MAPPED is off)", schedule.algorithm.c_str());
+  MappedIO::Calls& calls = io->calls();
+  if (!begun_) {
+    if (calls.busy) return false;
+    if (schedule.window_extent > io->window_bytes())
+      HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s reaches %llu bytes into a window of %llu (HCOMM_WINDOW_BYTES)",
+                  schedule.algorithm.c_str(), static_cast<unsigned long long>(schedule.window_extent),
+                  static_cast<unsigned long long>(io->window_bytes()));
+    io_ = io;
+    own_ = &buffers;
+    schedule_ = &schedule;
+    calls.busy = begun_ = true;
+    call_ = ++calls.begun;
+  }
+  // Every rank must have finished call_ - 2, whose readers this half served.
+  const int me = io->rank();
+  for (int r = 0; r < io->nranks(); ++r) {
+    if (r == me || calls.finished[r] + 2 >= call_) continue;
+    const std::atomic<uint64_t>& completed = io->header(r).completed;
+    calls.finished[r] = completed.load(std::memory_order_acquire);
+    if (calls.finished[r] + 2 < call_) {
+      calls.awaited = &completed;
+      calls.awaited_value = call_ - 2;
+      return false;
+    }
+  }
+  calls.awaited = nullptr;
+  window::Publication& p = io->header(me).published[call_ & 1];
+  auto expose = [&](window::Exposed& e, const void* ptr, uint64_t bytes) {
+    e.address = reinterpret_cast<uintptr_t>(ptr);
+    e.bytes = ptr ? bytes : 0;
+    if (e.bytes)
+      io->describe(ptr, bytes, &e.mapped);
+    else
+      e.mapped.bytes = 0;
+  };
+  expose(p.send, buffers.send, schedule.send_bytes);
+  expose(p.recv, buffers.recv, schedule.recv_bytes);
+  p.call = call_;
+  running_ = true;
+  return true;
+}
+
+// Nobody is woken for this: ranks wait for each other's calls to end only
+// when a call did not synchronise with every rank, which is rare.
+void MappedCall::end() {
+  io_->header(io_->rank()).completed.store(call_, std::memory_order_release);
+  MappedIO::Calls& calls = io_->calls();
+  calls.busy = begun_ = running_ = false;
+  calls.awaited = nullptr;
+}
+
+void MappedCall::check_peer(int peer) const {
+  if (peer < 0 || peer >= io_->nranks())
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s names rank %d of a communicator of %d", schedule_->algorithm.c_str(),
+                peer, io_->nranks());
+}
+
+const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t buffer) {
+  MappedIO::Calls::PeerBuffer& b = io_->calls().buffers[peer][buffer == HCOMM_BUF_RECV ? 1 : 0];
+  if (b.call == call_) return b;
+  const window::Publication& p = io_->header(peer).published[call_ & 1];
+  if (p.call != call_)
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s reads the buffers of rank %d before that rank published them for "
+                "this call: a step may touch a peer's memory only after a WAIT for a SIGNAL the peer raised",
+                schedule_->algorithm.c_str(), peer);
+  const window::Exposed& e = buffer == HCOMM_BUF_RECV ? p.recv : p.send;
+  b = {.call = call_, .address = e.address, .bytes = e.bytes, .mapped = nullptr, .lo = 0, .hi = 0};
+  if (e.mapped.bytes) {
+    b.mapped = io_->map(peer, e.mapped);
+    b.lo = e.mapped.address;
+    b.hi = e.mapped.address + e.mapped.bytes;
+  }
+  return b;
+}
+
+MappedCall::Span MappedCall::remote(int peer, const hcomm_bufref_t& ref, uint64_t offset, uint64_t bytes) {
+  check_peer(peer);
+  const uint64_t at = ref.offset + offset;
+  if (ref.buffer == HCOMM_BUF_WINDOW) {
+    // A window is mapped whole; its offsets stand for addresses.
+    return {.peer = peer, .address = at, .bytes = bytes, .mapped = io_->half(peer, call_), .lo = 0,
+            .hi = io_->window_bytes()};
+  }
+  const bool own = peer == io_->rank();
+  const MappedIO::Calls::PeerBuffer* b = own ? nullptr : &peer_buffer(peer, ref.buffer);
+  const uint64_t limit = own ? (ref.buffer == HCOMM_BUF_RECV ? schedule_->recv_bytes : schedule_->send_bytes) : b->bytes;
+  if (at > limit || bytes > limit - at)
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s reaches bytes %llu..%llu of rank %d's %s buffer, which holds %llu",
+                schedule_->algorithm.c_str(), static_cast<unsigned long long>(at),
+                static_cast<unsigned long long>(at + bytes), peer, ref.buffer == HCOMM_BUF_RECV ? "receive" : "send",
+                static_cast<unsigned long long>(limit));
+  if (own) {
+    // This rank's own buffers, as if mapped at offsets.
+    const void* base = ref.buffer == HCOMM_BUF_RECV ? own_->recv : own_->send;
+    return {.peer = peer, .address = at, .bytes = bytes, .mapped = static_cast<const uint8_t*>(base), .lo = 0,
+            .hi = limit};
+  }
+  return {.peer = peer, .address = b->address + at, .bytes = bytes, .mapped = b->mapped, .lo = b->lo, .hi = b->hi};
+}
+
+void MappedCall::load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint8_t* dst, uint64_t bytes) {
+  const Span s = remote(peer, src, offset, bytes);
+  for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, 1,
+                [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
+                  if (local)
+                    device::copy(dst + at, local, n);
+                  else
+                    io_->read(peer, address, dst + at, n);
+                });
+}
+
+void MappedCall::load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offset, uint8_t* dst, const uint8_t* src,
+                             uint64_t bytes, const hcomm_coll_args_t& a, int divisor) {
+  const Span s = remote(peer, src2, offset, bytes);
+  const uint64_t es = a.dtype_size;
+  for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, es,
+                [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
+                  if (local) {
+                    device::reduce(a.dtype, a.op, dst + at, src + at, local, elements(n, es), divisor);
+                  } else if (!overlap(dst + at, src + at, n)) {
+                    io_->read(peer, address, dst + at, n);
+                    device::reduce(a.dtype, a.op, dst + at, src + at, dst + at, elements(n, es), divisor);
+                  } else {
+                    std::vector<uint8_t>& staging = io_->calls().staging;
+                    staging.resize(kStagingBytes);
+                    for (uint64_t done = 0; done < n; done += kStagingBytes) {
+                      const uint64_t part = std::min<uint64_t>(kStagingBytes, n - done);
+                      io_->read(peer, address + done, staging.data(), part);
+                      device::reduce(a.dtype, a.op, dst + at + done, src + at + done, staging.data(), elements(part, es),
+                                     divisor);
+                    }
+                  }
+                });
+}
+
+void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, const uint8_t* src, uint64_t bytes) {
+  const Span s = remote(peer, dst, offset, bytes);
+  for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, 1,
+                [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
+                  if (local)
+                    device::copy(const_cast<uint8_t*>(local), src + at, n);
+                  else
+                    io_->write(peer, address, src + at, n);
+                });
+}
+
+// A release store and a plain look at the doorbell: a fence between them
+// would stall every signal for a cross-core round trip. The cost is a rare
+// wake-up lost when the peer announces its sleep just as the flag is raised;
+// it then sleeps until its timeout (Peers::wait: a millisecond at most).
+void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence) {
+  check_peer(peer);
+  io_->flag(peer, io_->rank(), match).value.store(window::flag_value(call_, occurrence), std::memory_order_release);
+  window::Header& h = io_->header(peer);
+  if (h.sleeping.load(std::memory_order_relaxed)) window::ring(h);
+}
+
+bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence) {
+  check_peer(peer);
+  const std::atomic<uint64_t>& flag = io_->flag(io_->rank(), peer, match).value;
+  const uint64_t want = window::flag_value(call_, occurrence);
+  const uint64_t seen = flag.load(std::memory_order_acquire);
+  MappedIO::Calls& calls = io_->calls();
+  if (seen < want) {
+    calls.awaited = &flag;
+    calls.awaited_value = want;
+    return false;
+  }
+  calls.awaited = nullptr;
+  // The peer is in call call_of(seen), so it finished the one before.
+  calls.finished[peer] = std::max(calls.finished[peer], window::call_of(seen) - 1);
+  return true;
+}
+
+}  // namespace hcomm::exec

@@ -1,0 +1,68 @@
+// The mapped-memory part of one running operation: its place among the
+// communicator's mapped calls (one at a time, in call order), the half of
+// every window it uses, the buffers it exposes to its peers, and the mapped
+// steps themselves (loads, stores, signals, waits).
+#pragma once
+
+#include <cstdint>
+
+#include "core/exec/mapped_io.hpp"
+#include "core/exec/schedule.hpp"
+
+namespace hcomm::exec {
+
+struct Buffers;
+
+class MappedCall {
+ public:
+  MappedCall() = default;
+  // A call that did not end (its operation failed) lets the next one begin.
+  ~MappedCall();
+  MappedCall(const MappedCall&) = delete;
+  MappedCall& operator=(const MappedCall&) = delete;
+
+  // Takes the communicator's next mapped call, once the previous one ended
+  // and every rank finished the one before it (which read this call's half),
+  // and publishes this rank's buffers. False: not yet, try again.
+  bool begin(MappedIO* io, const Schedule& schedule, const Buffers& buffers);
+  // The call's steps are all done.
+  void end();
+  bool running() const { return running_; }
+
+  // This rank's half of its window for this call.
+  uint8_t* window() const { return io_->half(io_->rank(), call_); }
+
+  // dst = the peer's `src` (bytes at offset `offset` of the step's reference).
+  void load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint8_t* dst, uint64_t bytes);
+  // dst = src op the peer's `src2`; divisor as device::reduce's.
+  void load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offset, uint8_t* dst, const uint8_t* src,
+                   uint64_t bytes, const hcomm_coll_args_t& args, int divisor);
+  // The peer's `dst` = src.
+  void store(int peer, const hcomm_bufref_t& dst, uint64_t offset, const uint8_t* src, uint64_t bytes);
+  // Raises occurrence `occurrence` (from 1) of this call's flag `match` in the peer's window.
+  void signal(int peer, uint32_t match, uint64_t occurrence);
+  // True once the peer raised that occurrence of flag `match` in this rank's window.
+  bool wait(int peer, uint32_t match, uint64_t occurrence);
+
+ private:
+  // [address, address + bytes) of a peer's memory, of which [lo, hi) is
+  // mapped here at `mapped` (for lo); the rest is copied by address.
+  struct Span {
+    int peer;
+    uint64_t address, bytes;
+    const uint8_t* mapped;
+    uint64_t lo, hi;
+  };
+  Span remote(int peer, const hcomm_bufref_t& ref, uint64_t offset, uint64_t bytes);
+  const MappedIO::Calls::PeerBuffer& peer_buffer(int peer, uint32_t buffer);
+  void check_peer(int peer) const;
+
+  MappedIO* io_ = nullptr;
+  const Buffers* own_ = nullptr;
+  const Schedule* schedule_ = nullptr;
+  uint64_t call_ = 0;
+  bool begun_ = false;    // holds the communicator's mapped-call turn
+  bool running_ = false;  // and has published its buffers
+};
+
+}  // namespace hcomm::exec

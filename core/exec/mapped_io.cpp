@@ -1,0 +1,24 @@
+#include "core/exec/mapped_io.hpp"
+
+namespace hcomm::exec {
+
+MappedIO::MappedIO(int rank, int nranks, uint64_t window_bytes)
+    : rank_(rank), nranks_(nranks), window_bytes_(window_bytes), layout_{nranks, window_bytes}, ranks_(nranks) {
+  calls_.finished.assign(nranks, 0);
+  calls_.buffers.resize(nranks);
+}
+
+void MappedIO::attach(int r, uint8_t* base, uint64_t bytes) {
+  const uint64_t data = window::Layout{nranks_, bytes}.data_offset();
+  ranks_[r] = Rank{.base = base, .half = {base + data, base + data + bytes}};
+}
+
+void MappedIO::sleep(int64_t timeout_us) {
+  const std::atomic<uint64_t>* awaited = calls_.awaited;
+  if (!awaited) return;
+  const uint64_t value = calls_.awaited_value;
+  window::sleep(header(rank_), timeout_us,
+                [&] { return awaited->load(std::memory_order_acquire) >= value; });
+}
+
+}  // namespace hcomm::exec

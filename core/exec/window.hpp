@@ -1,0 +1,106 @@
+// The window every rank of a host-mapped communicator shares with the others
+// (HCOMM_VIEW_MAPPED): a header, the flags peers raise for this rank, and two
+// halves of window_bytes that calls use in turn (HCOMM_BUF_WINDOW).
+//
+// Flag (writer w, match m) in rank r's window is written by rank w only and
+// read by rank r: the value of a mapped call's j-th SIGNAL(r, m) of rank w is
+// call << kOccurrenceBits | j, so a flag only grows and WAIT compares.
+// Everything more than one process writes is a lock-free std::atomic.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "hcomm/plugin/algorithm.h"
+#include "hcomm/plugin/transport.h"
+
+namespace hcomm::exec::window {
+
+inline constexpr uint64_t kMagic = 0x574f444e49574d48ull;  // "HMWINDOW"
+inline constexpr uint32_t kVersion = 1;
+inline constexpr uint64_t kLine = 64;
+inline constexpr uint64_t kPage = 4096;
+inline constexpr int kOccurrenceBits = 20;
+inline constexpr uint64_t kMaxOccurrences = HCOMM_MAX_SIGNAL_OCCURRENCES;
+static_assert(kMaxOccurrences < (uint64_t{1} << kOccurrenceBits), "occurrences must fit below the call number");
+
+constexpr uint64_t flag_value(uint64_t call, uint64_t occurrence) { return call << kOccurrenceBits | occurrence; }
+constexpr uint64_t call_of(uint64_t value) { return value >> kOccurrenceBits; }
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
+              "atomics shared between processes must be lock-free");
+
+struct alignas(kLine) Flag {
+  std::atomic<uint64_t> value;
+};
+
+// A user buffer this rank lets peers read or write during one call: where it
+// lies in this rank's address space and the part of it peers can map.
+struct Exposed {
+  uint64_t address;
+  uint64_t bytes;
+  hcomm_mem_desc_t mapped;
+};
+
+struct alignas(kLine) Publication {
+  uint64_t call;  // the mapped call whose buffers these are
+  Exposed send;
+  Exposed recv;
+};
+
+struct Header {
+  uint64_t magic;  // written once the rest of the window is initialised
+  uint32_t version;
+  int32_t rank;
+  int32_t nranks;
+  uint64_t window_bytes;
+  // The last mapped call this rank finished: a rank writes its half of call
+  // k only once every rank finished call k - 2, which read it before.
+  alignas(kLine) std::atomic<uint64_t> completed;
+  // Doorbell: the owner sleeps on `bell`, for a bounded time, after
+  // announcing it in `sleeping`; a rank that raised a flag for it rings it.
+  // The signaller does not fence between the flag and its look at `sleeping`,
+  // so a wake-up may be lost in that instant: the sleep then ends by its
+  // timeout. So does a wait for `completed`.
+  alignas(kLine) std::atomic<uint32_t> sleeping;
+  std::atomic<uint32_t> bell;
+  // Calls alternate between two publications, as between the halves.
+  Publication published[2];
+};
+
+// Where things lie in a window of a communicator of `nranks`.
+struct Layout {
+  int nranks;
+  uint64_t window_bytes;
+
+  static constexpr uint64_t flags_offset() { return (sizeof(Header) + kLine - 1) / kLine * kLine; }
+  uint64_t flag_offset(int writer, uint32_t match) const {
+    return flags_offset() + (static_cast<uint64_t>(writer) * HCOMM_MAX_SIGNALS + match) * sizeof(Flag);
+  }
+  uint64_t data_offset() const { return (flag_offset(nranks, 0) + kPage - 1) / kPage * kPage; }
+  uint64_t total_bytes() const { return data_offset() + 2 * window_bytes; }
+};
+
+// Initialises the header and flags of a window at `base` (total_bytes(), zeroed).
+void initialise(void* base, const Layout& layout, int rank);
+// Checks a peer's window header against what this rank expects; throws
+// HCOMM_ERR_REMOTE naming the rank when it does not match.
+void check(const void* base, const Layout& layout, int rank, size_t mapped_bytes);
+
+// The doorbell of a window's owner.
+void ring(Header& owner);
+// Sleeps on `own`'s bell until `ready()` or timeout_us pass.
+template <class Ready>
+void sleep(Header& own, int64_t timeout_us, Ready ready);
+void sleep_on_bell(Header& own, uint32_t seen, int64_t timeout_us);
+
+template <class Ready>
+void sleep(Header& own, int64_t timeout_us, Ready ready) {
+  const uint32_t seen = own.bell.load(std::memory_order_seq_cst);
+  own.sleeping.store(1, std::memory_order_seq_cst);
+  if (!ready()) sleep_on_bell(own, seen, timeout_us);
+  own.sleeping.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace hcomm::exec::window
