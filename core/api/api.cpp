@@ -1,10 +1,10 @@
-// The C API: argument validation (a clear error naming the argument), then
-// the communicator. Exceptions never cross this boundary.
-#include <cstring>
+// The C API outside the calls that move data: names, communicators,
+// requests and the choice of algorithm. Exceptions never cross this boundary.
 #include <memory>
+#include <vector>
 
 #include "core/algorithm/tune.hpp"
-#include "core/api/handles.hpp"
+#include "core/api/checks.hpp"
 #include "core/bootstrap/bootstrap.hpp"
 #include "core/comm/communicator.hpp"
 #include "core/common/error.hpp"
@@ -12,19 +12,10 @@
 #include "core/plugin/loader.hpp"
 #include "hcomm/hcomm.h"
 
-
-namespace hcomm {
+namespace hcomm::api {
 namespace {
 
-constexpr size_t kDtypeSizes[HCOMM_NUM_DTYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-constexpr const char* kDtypeNames[HCOMM_NUM_DTYPES] = {"int8",    "uint8",   "int32",    "uint32",  "int64",
-                                                       "uint64",  "float16", "bfloat16", "float32", "float64"};
 constexpr const char* kOpNames[HCOMM_NUM_OPS] = {"sum", "prod", "min", "max", "avg"};
-
-#define HCOMM_ARG_CHECK(cond, ...) \
-  do {                             \
-    if (!(cond)) HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, __VA_ARGS__); \
-  } while (0)
 
 // Plugins and settings are read before the first communicator; a bad setting
 // fails here, naming the variable.
@@ -33,126 +24,18 @@ void prepare_process() {
   settings::validate();
 }
 
-comm::Communicator& checked_comm(const char* fn, hcomm_comm_t comm) {
-  HCOMM_ARG_CHECK(comm && comm->impl, "%s: comm is NULL (create one with hcomm_comm_init_rank or hcomm_comm_init_env)",
-                  fn);
-  return *comm->impl;
-}
-
-void check_dtype(const char* fn, hcomm_dtype_t dtype) {
-  HCOMM_ARG_CHECK(static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES,
-                  "%s: dtype %d is not an hcomm_dtype_t (HCOMM_INT8=0 .. HCOMM_FLOAT64=9)", fn, static_cast<int>(dtype));
-}
-
-void check_stream(const char* fn, hcomm_stream_t stream) {
-  if (stream)
-    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                "%s: stream-ordered calls need the CUDA device plugin, which is not loaded; pass a NULL stream for "
-                "host-ordered execution",
-                fn);
-}
-
-// A message's byte size, checking that it fits.
-size_t checked_bytes(const char* fn, size_t count, hcomm_dtype_t dtype) {
-  size_t es = kDtypeSizes[dtype];
-  HCOMM_ARG_CHECK(count <= (SIZE_MAX >> 1) / es, "%s: count %zu of %s overflows the byte size; split the call", fn,
-                  count, kDtypeNames[dtype]);
-  return count * es;
-}
-
-void check_buffers(const char* fn, const void* send, const void* recv, size_t bytes, bool need_send) {
-  if (bytes == 0) return;
-  HCOMM_ARG_CHECK(!need_send || send, "%s: sendbuf is NULL but count is not 0", fn);
-  HCOMM_ARG_CHECK(recv, "%s: recvbuf is NULL but count is not 0", fn);
-  if (need_send && send != recv) {
-    auto s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
-    HCOMM_ARG_CHECK(s + bytes <= r || r + bytes <= s,
-                    "%s: sendbuf and recvbuf overlap without being equal (for in place, pass the same pointer twice)",
-                    fn);
-  }
-}
-
-hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root,
-                            bool in_place) {
-  return hcomm_coll_args_t{.size = sizeof(hcomm_coll_args_t),
-                           .coll = coll,
-                           .count = count,
-                           .dtype = dtype,
-                           .dtype_size = kDtypeSizes[dtype],
-                           .op = op,
-                           .root = root,
-                           .in_place = in_place ? 1 : 0,
-                           .mem_kind = HCOMM_MEM_HOST};
-}
-
-// Runs a validated call: blocking when request is NULL, else hands one back.
-hcomm_result_t launch(comm::Communicator& c, const hcomm_coll_args_t& args, const void* send, void* recv,
-                      hcomm_request_t* request) {
-  exec::Operation* op = c.start(args, send, recv);
-  if (!request) {
-    c.wait(op);
-  } else {
-    *request = new hcomm_request{&c, op};
-  }
-  return HCOMM_SUCCESS;
-}
-
-// How a call completes: a blocking form may name a stream, a nonblocking form
-// hands back a request.
-struct Completion {
-  hcomm_stream_t stream;
-  hcomm_request_t* request;
-  bool nonblocking;
-};
-constexpr Completion blocking(hcomm_stream_t stream) { return {stream, nullptr, false}; }
-constexpr Completion nonblocking(hcomm_request_t* request) { return {nullptr, request, true}; }
-
-void check_completion(const char* fn, const Completion& how) {
-  check_stream(fn, how.stream);
-  HCOMM_ARG_CHECK(!how.nonblocking || how.request, "%s: request is NULL", fn);
-  if (how.request) *how.request = nullptr;
-}
-
-hcomm_result_t allreduce(const char* fn, const void* send, void* recv, size_t count, hcomm_dtype_t dtype,
-                         hcomm_op_t op, hcomm_comm_t comm, const Completion& how) {
-  return c_boundary([&] {
-    check_completion(fn, how);
-    comm::Communicator& c = checked_comm(fn, comm);
-    check_dtype(fn, dtype);
-    HCOMM_ARG_CHECK(static_cast<unsigned>(op) < HCOMM_NUM_OPS,
-                    "%s: op %d is not an hcomm_op_t (HCOMM_SUM=0 .. HCOMM_AVG=4)", fn, static_cast<int>(op));
-    check_buffers(fn, send, recv, checked_bytes(fn, count, dtype), true);
-    return launch(c, make_args(HCOMM_COLL_ALLREDUCE, count, dtype, op, 0, send == recv), send, recv, how.request);
-  });
-}
-
-hcomm_result_t broadcast(const char* fn, const void* send, void* recv, size_t count, hcomm_dtype_t dtype, int root,
-                         hcomm_comm_t comm, const Completion& how) {
-  return c_boundary([&] {
-    check_completion(fn, how);
-    comm::Communicator& c = checked_comm(fn, comm);
-    check_dtype(fn, dtype);
-    HCOMM_ARG_CHECK(root >= 0 && root < c.size(), "%s: root %d is not a rank of this communicator (0..%d)", fn, root,
-                    c.size() - 1);
-    bool is_root = root == c.rank();
-    check_buffers(fn, send, recv, checked_bytes(fn, count, dtype), is_root);
-    return launch(c, make_args(HCOMM_COLL_BROADCAST, count, dtype, HCOMM_SUM, root, !is_root || send == recv), send,
-                  recv, how.request);
-  });
-}
-
-hcomm_result_t barrier(const char* fn, hcomm_comm_t comm, const Completion& how) {
-  return c_boundary([&] {
-    check_completion(fn, how);
-    comm::Communicator& c = checked_comm(fn, comm);
-    return launch(c, make_args(HCOMM_COLL_BARRIER, 0, HCOMM_UINT8, HCOMM_SUM, 0, true), nullptr, nullptr, how.request);
-  });
+void check_coll(const char* fn, hcomm_coll_t coll) {
+  HCOMM_ARG_CHECK(static_cast<unsigned>(coll) < HCOMM_NUM_COLLS && coll != HCOMM_COLL_SENDRECV,
+                  "%s: coll %d is not a collective (HCOMM_COLL_ALLREDUCE=0 .. HCOMM_COLL_ALLTOALLV=12, "
+                  "HCOMM_COLL_SENDRECV excepted: point to point has no algorithm to choose)",
+                  fn, static_cast<int>(coll));
 }
 
 }  // namespace
-}  // namespace hcomm
+}  // namespace hcomm::api
 
 using namespace hcomm;
+using namespace hcomm::api;
 
 extern "C" {
 
@@ -174,17 +57,13 @@ HCOMM_API const char* hcomm_result_string(hcomm_result_t result) {
   return "unknown result";
 }
 
-HCOMM_API const char* hcomm_dtype_name(hcomm_dtype_t dtype) {
-  return static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES ? kDtypeNames[dtype] : "unknown";
-}
+HCOMM_API const char* hcomm_dtype_name(hcomm_dtype_t dtype) { return dtype_name(dtype); }
 
 HCOMM_API const char* hcomm_op_name(hcomm_op_t op) {
   return static_cast<unsigned>(op) < HCOMM_NUM_OPS ? kOpNames[op] : "unknown";
 }
 
-HCOMM_API size_t hcomm_dtype_size(hcomm_dtype_t dtype) {
-  return static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES ? kDtypeSizes[dtype] : 0;
-}
+HCOMM_API size_t hcomm_dtype_size(hcomm_dtype_t dtype) { return dtype_size(dtype); }
 
 HCOMM_API hcomm_result_t hcomm_get_unique_id(hcomm_unique_id_t* id) {
   return c_boundary([&] {
@@ -248,32 +127,45 @@ HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size) {
   });
 }
 
-HCOMM_API hcomm_result_t hcomm_allreduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
-                                         hcomm_op_t op, hcomm_comm_t comm, hcomm_stream_t stream) {
-  return allreduce("hcomm_allreduce", sendbuf, recvbuf, count, dtype, op, comm, blocking(stream));
+HCOMM_API hcomm_result_t hcomm_comm_force_algorithm(hcomm_comm_t comm, hcomm_coll_t coll, const char* algorithm) {
+  return c_boundary([&] {
+    comm::Communicator& c = checked_comm("hcomm_comm_force_algorithm", comm);
+    check_coll("hcomm_comm_force_algorithm", coll);
+    c.force_algorithm(coll, algorithm ? algorithm : "");
+    return HCOMM_SUCCESS;
+  });
 }
 
-HCOMM_API hcomm_result_t hcomm_iallreduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
-                                          hcomm_op_t op, hcomm_comm_t comm, hcomm_request_t* request) {
-  return allreduce("hcomm_iallreduce", sendbuf, recvbuf, count, dtype, op, comm, nonblocking(request));
-}
-
-HCOMM_API hcomm_result_t hcomm_broadcast(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
-                                         int root, hcomm_comm_t comm, hcomm_stream_t stream) {
-  return broadcast("hcomm_broadcast", sendbuf, recvbuf, count, dtype, root, comm, blocking(stream));
-}
-
-HCOMM_API hcomm_result_t hcomm_ibroadcast(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
-                                          int root, hcomm_comm_t comm, hcomm_request_t* request) {
-  return broadcast("hcomm_ibroadcast", sendbuf, recvbuf, count, dtype, root, comm, nonblocking(request));
-}
-
-HCOMM_API hcomm_result_t hcomm_barrier(hcomm_comm_t comm, hcomm_stream_t stream) {
-  return barrier("hcomm_barrier", comm, blocking(stream));
-}
-
-HCOMM_API hcomm_result_t hcomm_ibarrier(hcomm_comm_t comm, hcomm_request_t* request) {
-  return barrier("hcomm_ibarrier", comm, nonblocking(request));
+HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_coll_t coll, size_t count,
+                                                    hcomm_dtype_t dtype, const char** algorithm) {
+  const char* fn = "hcomm_comm_query_algorithm";
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(algorithm, "%s: algorithm is NULL", fn);
+    *algorithm = nullptr;
+    comm::Communicator& c = checked_comm(fn, comm);
+    check_coll(fn, coll);
+    check_dtype(fn, dtype);
+    checked_bytes(fn, count, dtype, c.size());
+    // The variable-size collectives are asked about with count elements per rank.
+    std::vector<size_t> counts(c.size(), count), displs(c.size());
+    for (size_t r = 0; r < displs.size(); ++r) displs[r] = r * count;
+    hcomm_coll_args_t args = make_args(coll, count, dtype, HCOMM_SUM, 0, false);
+    if (coll == HCOMM_COLL_ALLGATHERV || coll == HCOMM_COLL_REDUCE_SCATTER_V || coll == HCOMM_COLL_ALLTOALLV) {
+      args.count = 0;
+      args.recv_counts = counts.data();
+      args.recv_displs = displs.data();
+      if (coll == HCOMM_COLL_ALLTOALLV) {
+        args.send_counts = counts.data();
+        args.send_displs = displs.data();
+      }
+    }
+    const hcomm_algorithm_desc_t* chosen = c.query_algorithm(args);
+    if (!chosen)
+      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED, "%s: no loaded algorithm serves %s of %zu elements of %s on %d ranks (see "
+                  "hcomm-info)", fn, hcomm::algorithm::coll_name(coll), count, dtype_name(dtype), c.size());
+    *algorithm = chosen->name;
+    return HCOMM_SUCCESS;
+  });
 }
 
 HCOMM_API hcomm_result_t hcomm_test(hcomm_request_t request, int* done) {

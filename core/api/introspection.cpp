@@ -1,4 +1,6 @@
 // What hcomm-info prints: the plugins found and every declared setting.
+#include <vector>
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <string>
@@ -36,8 +38,11 @@ std::string algorithms_of(const hcomm_plugin_header_t* h) {
   auto* iface = static_cast<const hcomm_algorithm_v1_t*>(h->iface);
   std::string out;
   if (!HCOMM_IFACE_HAS(iface, algorithms)) return out;
+  std::vector<std::string> names;  // one entry per name: an algorithm may have a desc per collective
   for (size_t i = 0; i < iface->num_algorithms; ++i)
-    out += (out.empty() ? "" : ", ") + std::string(iface->algorithms[i].name);
+    if (std::find(names.begin(), names.end(), iface->algorithms[i].name) == names.end())
+      names.emplace_back(iface->algorithms[i].name);
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstring>
 
+#include "core/algorithm/tuned_view.hpp"
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
 #include "core/common/settings.hpp"
@@ -43,7 +45,137 @@ std::array<uint8_t, 16> random_key() {
   return key;
 }
 
+// Messages from this rank to itself. A send is copied into the oldest
+// receive posted with its tag, or held until one is posted, so that it
+// completes at once (a blocking send to itself returns). As on a transport,
+// one tag's messages match in order; lengths must be equal.
+class SelfLink {
+ public:
+  explicit SelfLink(int rank) : rank_(rank) {}
+
+  void* isend(const void* buf, size_t len, uint64_t tag) {
+    if (auto posted = first(posted_, tag); posted != posted_.end()) {
+      deliver(*posted->second, buf, len);
+      posted_.erase(posted);
+    } else {
+      const auto* bytes = static_cast<const uint8_t*>(buf);
+      held_.emplace(tag, std::vector<uint8_t>(bytes, bytes + len));
+    }
+    return &sent_;
+  }
+
+  void* irecv(void* buf, size_t len, uint64_t tag) {
+    Receive& r = receives_.emplace_back(Receive{.buf = buf, .len = len});
+    if (auto held = first(held_, tag); held != held_.end()) {
+      deliver(r, held->second.data(), held->second.size());
+      held_.erase(held);
+    } else {
+      posted_.emplace(tag, &r);
+    }
+    return &r;
+  }
+
+  bool test(void* request) {
+    if (request == &sent_) return true;
+    auto it = std::find_if(receives_.begin(), receives_.end(), [&](const Receive& r) { return &r == request; });
+    if (!it->done) return false;
+    std::string error = std::move(it->error);
+    receives_.erase(it);
+    if (!error.empty()) throw Error(HCOMM_ERR_INVALID_ARGUMENT, error);
+    return true;
+  }
+
+ private:
+  struct Receive {
+    void* buf;
+    size_t len;
+    bool done = false;
+    std::string error;
+  };
+
+  // The oldest entry of `tag` (equal keys keep their insertion order).
+  template <class Map>
+  static typename Map::iterator first(Map& map, uint64_t tag) {
+    auto it = map.lower_bound(tag);
+    return it != map.end() && it->first == tag ? it : map.end();
+  }
+
+  void deliver(Receive& r, const void* data, size_t len) {
+    r.done = true;
+    if (len != r.len)
+      r.error = format("rank %d sent itself a message of %zu bytes that met a receive of %zu bytes", rank_, len, r.len);
+    else if (len)
+      std::memcpy(r.buf, data, len);
+  }
+
+  int rank_;
+  char sent_ = 0;  // the request of every send: sends complete at once
+  std::list<Receive> receives_;
+  std::multimap<uint64_t, Receive*> posted_;
+  std::multimap<uint64_t, std::vector<uint8_t>> held_;
+};
+
+// Point to point as a one-step schedule to or from args.root, built through
+// the algorithms' builder so that it is chunked and checked as theirs are.
+template <hcomm_step_kind_t kKind>
+hcomm_result_t build_p2p(const hcomm_coll_args_t* args, const hcomm_comm_view_t*, hcomm_schedule_builder_t* b) {
+  const uint64_t bytes = uint64_t{args->count} * args->dtype_size;
+  hcomm_step_t step{.kind = kKind, .peer = args->root, .bytes = bytes,
+                    .nchunks = b->chunks_for(b, bytes, args->dtype_size)};
+  if (kKind == HCOMM_STEP_SEND)
+    step.src = {.buffer = HCOMM_BUF_SEND, .offset = 0};
+  else
+    step.dst = {.buffer = HCOMM_BUF_RECV, .offset = 0};
+  return b->add(b, &step) < 0 ? HCOMM_ERR_INTERNAL : HCOMM_SUCCESS;
+}
+
+constexpr hcomm_algorithm_desc_t p2p_algorithm(const char* name, decltype(&build_p2p<HCOMM_STEP_SEND>) build) {
+  return {.size = sizeof(hcomm_algorithm_desc_t),
+          .name = name,
+          .colls = 1u << HCOMM_COLL_SENDRECV,
+          .mem_kinds = HCOMM_MEM_HOST | HCOMM_MEM_CUDA,
+          .min_bytes = 0,
+          .max_bytes = UINT64_MAX,
+          .min_ranks = 1,
+          .max_ranks = INT_MAX,
+          .cost = nullptr,
+          .build = build};
+}
+constexpr hcomm_algorithm_desc_t kSendAlgorithm = p2p_algorithm("send", build_p2p<HCOMM_STEP_SEND>);
+constexpr hcomm_algorithm_desc_t kRecvAlgorithm = p2p_algorithm("recv", build_p2p<HCOMM_STEP_RECV>);
+
+// The layout arrays of hcomm_coll_args_t, in the order of Key::layout.
+constexpr std::array<const size_t* hcomm_coll_args_t::*, 4> kLayoutFields = {
+    &hcomm_coll_args_t::send_counts, &hcomm_coll_args_t::send_displs, &hcomm_coll_args_t::recv_counts,
+    &hcomm_coll_args_t::recv_displs};
+
 }  // namespace
+
+// The communicator's messages: to other ranks through their transports'
+// endpoints, to itself in memory; mapped memory as Peers maps it.
+class Links final : public exec::PeerIO {
+ public:
+  Links(Peers& peers, int rank) : peers_(peers), rank_(rank), self_(rank) {}
+
+  void* isend(int peer, const void* buf, size_t len, uint64_t tag) override {
+    return peer == rank_ ? self_.isend(buf, len, tag) : peers_.isend(peer, buf, len, tag);
+  }
+  void* irecv(int peer, void* buf, size_t len, uint64_t tag) override {
+    return peer == rank_ ? self_.irecv(buf, len, tag) : peers_.irecv(peer, buf, len, tag);
+  }
+  bool test(int peer, void* request) override {
+    return peer == rank_ ? self_.test(request) : peers_.test(peer, request);
+  }
+  void progress() override { peers_.progress(); }
+  void wait(int64_t timeout_us) override { peers_.wait(timeout_us); }
+  void check_peers() override { peers_.check_peers(); }
+  exec::MappedIO* mapped() override { return peers_.mapped(); }
+
+ private:
+  Peers& peers_;
+  int rank_;
+  SelfLink self_;
+};
 
 Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap)
     : bootstrap_(std::move(bootstrap)),
@@ -59,15 +191,25 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap)
   std::copy(keys.begin(), keys.begin() + key.size(), key.begin());
 
   peers_ = std::make_unique<Peers>(*bootstrap_, key);
+  links_ = std::make_unique<Links>(*peers_, rank_);
   hcomm_comm_view_t view{.size = sizeof(hcomm_comm_view_t), .rank = rank_, .nranks = size_, .link = peers_->link_model()};
+  peers_->describe_mapped(view);
+  view = algorithm::tuned_view(view);
+  const uint64_t chunk_bytes = settings::get_size("HCOMM_CHUNK_BYTES");
   selector_ = std::make_unique<algorithm::Selector>(view, algorithm::parse_tune(settings::get_string("HCOMM_TUNE")),
-                                                    algorithm::registry(), settings::get_size("HCOMM_CHUNK_BYTES"));
+                                                    algorithm::registry(), chunk_bytes);
+  selector_->log_score_map();
+  p2p_builders_[0] = std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{},
+                                                           std::vector{&kSendAlgorithm}, chunk_bytes);
+  p2p_builders_[1] = std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{},
+                                                           std::vector{&kRecvAlgorithm}, chunk_bytes);
   bootstrap_->barrier();
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
 }
 
 Communicator::~Communicator() {
   running_.clear();
+  links_.reset();
   peers_.reset();
   bootstrap_->close();
 }
@@ -84,14 +226,59 @@ void Communicator::fail(const Error& e) {
   throw e;
 }
 
-std::shared_ptr<const exec::Schedule> Communicator::schedule_for(const hcomm_coll_args_t& a) {
-  Key key{a.coll, a.count, a.dtype, a.op, a.root, a.in_place, a.mem_kind};
+bool Communicator::KeyLess::operator()(const Key& a, const Key& b) const {
+  if (a.fixed != b.fixed) return a.fixed < b.fixed;
+  for (size_t i = 0; i < a.layout.size(); ++i)
+    if (!std::ranges::equal(a.layout[i], b.layout[i]))
+      return std::ranges::lexicographical_compare(a.layout[i], b.layout[i]);
+  return false;
+}
+
+// Spans into the caller's arrays: a lookup allocates nothing.
+Communicator::Key Communicator::key_of(const hcomm_coll_args_t& a) const {
+  Key key{.fixed = {a.coll, a.count, a.dtype, a.op, a.root, a.in_place, a.mem_kind}, .layout = {}};
+  for (size_t i = 0; i < kLayoutFields.size(); ++i)
+    if (const size_t* array = a.*kLayoutFields[i]) key.layout[i] = {array, static_cast<size_t>(size_)};
+  return key;
+}
+
+std::shared_ptr<const exec::Schedule> Communicator::schedule_for(const hcomm_coll_args_t& args) {
+  Key key = key_of(args);
   auto it = schedules_.find(key);
-  if (it != schedules_.end()) return it->second;
-  auto s = selector_->build(a);
-  HCOMM_DEBUG(ALGO, "built %s schedule for %s of %zu elements: %zu steps", s->algorithm.c_str(),
-              algorithm::coll_name(a.coll), a.count, s->steps.size());
-  return schedules_.emplace(key, std::move(s)).first->second;
+  if (it == schedules_.end()) {
+    // The stored key and the schedule's args point into the entry's copies.
+    auto entry = std::make_shared<Cached>();
+    hcomm_coll_args_t a = args;
+    for (size_t i = 0; i < kLayoutFields.size(); ++i) {
+      if (key.layout[i].empty()) continue;
+      entry->layout[i].assign(key.layout[i].begin(), key.layout[i].end());
+      a.*kLayoutFields[i] = entry->layout[i].data();
+      key.layout[i] = entry->layout[i];
+    }
+    entry->schedule = selector_->build(a);
+    HCOMM_DEBUG(ALGO, "built %s schedule for %s of %llu bytes: %zu steps", entry->schedule->algorithm.c_str(),
+                algorithm::coll_name(a.coll), static_cast<unsigned long long>(algorithm::message_bytes(a, size_)),
+                entry->schedule->steps.size());
+    it = schedules_.emplace(key, std::move(entry)).first;
+  }
+  // Shares the entry, so that the arrays live as long as the schedule is used.
+  return std::shared_ptr<const exec::Schedule>(it->second, it->second->schedule.get());
+}
+
+std::shared_ptr<const exec::Schedule> Communicator::p2p_schedule_for(bool send, const hcomm_coll_args_t& args) {
+  auto& schedule = p2p_schedules_[{send, args.root, args.count, args.dtype}];
+  if (!schedule) schedule = p2p_builders_[send ? 0 : 1]->build(args);
+  return schedule;
+}
+
+void Communicator::force_algorithm(hcomm_coll_t coll, const std::string& algorithm) {
+  selector_->force(coll, algorithm);
+  // Schedules of the earlier choice go; operations in flight keep theirs.
+  std::erase_if(schedules_, [&](const auto& entry) { return std::get<0>(entry.first.fixed) == coll; });
+}
+
+const hcomm_algorithm_desc_t* Communicator::query_algorithm(const hcomm_coll_args_t& args) const {
+  return selector_->pick(args);
 }
 
 // Scratch buffers are kept and reused: no allocation or page faults per call.
@@ -111,41 +298,85 @@ std::vector<uint8_t>* Communicator::acquire_scratch(uint64_t bytes) {
   return &scratch_pool_.emplace_back(bytes);
 }
 
+// Building a schedule sends nothing: its errors (no algorithm serves the
+// call) leave the communicator usable.
 exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* send, void* recv) {
   check_usable();
+  auto schedule = schedule_for(args);
+  std::vector<uint8_t>* scratch = schedule->scratch_bytes ? acquire_scratch(schedule->scratch_bytes) : nullptr;
+  exec::Buffers buffers{send, recv, scratch ? scratch->data() : nullptr};
+  const uint32_t seq = seq_++;
+  return launch({std::make_unique<exec::Operation>(schedule, buffers, seq, exec::collective_tag_base(seq), size_),
+                 scratch, std::nullopt});
+}
+
+exec::Operation* Communicator::send(const hcomm_coll_args_t& args, const void* buf, int tag) {
+  return start_p2p(true, args, {buf, nullptr, nullptr}, tag);
+}
+
+exec::Operation* Communicator::recv(const hcomm_coll_args_t& args, void* buf, int tag) {
+  return start_p2p(false, args, {buf, buf, nullptr}, tag);  // SEND resolves to RECV where unused
+}
+
+exec::Operation* Communicator::start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag) {
+  check_usable();
+  auto schedule = p2p_schedule_for(send, args);
+  const uint32_t number = (send ? sent_ : received_)[{args.root, tag}]++;
+  const P2P call{.send = send, .peer = args.root, .tag = tag, .number = number, .count = args.count};
+  return launch({std::make_unique<exec::Operation>(schedule, buffers, number, exec::p2p_tag_base(tag, number), size_),
+                 nullptr, call});
+}
+
+exec::Operation* Communicator::launch(Running running) {
+  exec::Operation* op = running.op.get();
+  running_.push_back(std::move(running));
   try {
-    auto schedule = schedule_for(args);
-    std::vector<uint8_t>* scratch = schedule->scratch_bytes ? acquire_scratch(schedule->scratch_bytes) : nullptr;
-    exec::Buffers buffers{args.in_place ? recv : send, recv, scratch ? scratch->data() : nullptr};
-    running_.push_back(
-        {std::make_unique<exec::Operation>(schedule, buffers, seq_, exec::collective_tag_base(seq_), size_), scratch});
-    ++seq_;
-    exec::Operation* op = running_.back().op.get();
     progress_all();
-    return op;
   } catch (const Error& e) {
     fail(e);
   }
+  return op;
 }
 
 void Communicator::progress_all() {
   try {
-    peers_->progress();
+    links_->progress();
   } catch (const Error& e) {
     blame_oldest(e);
   }
-  for (Running& r : running_) r.op->advance(*peers_);
+  for (Running& r : running_) {
+    try {
+      r.op->advance(*links_);
+    } catch (const Error& e) {
+      if (!r.p2p) throw;
+      // A message that does not fit its receive is the caller's mistake: say which.
+      const bool mismatch = !r.p2p->send && e.code() == HCOMM_ERR_INVALID_ARGUMENT;
+      throw Error(e.code(), describe(r) + " failed: " + e.what() +
+                                (mismatch ? "; a receive's count must equal the count of the send it matches" : ""));
+    }
+  }
+}
+
+std::list<Communicator::Running>::iterator Communicator::find(const exec::Operation* op) {
+  return std::find_if(running_.begin(), running_.end(), [&](const Running& r) { return r.op.get() == op; });
+}
+
+std::string Communicator::describe(const Running& r) const {
+  if (!r.p2p) return r.op->describe();
+  const P2P& p = *r.p2p;
+  return format("%s of %zu elements %s rank %d with tag %d (message %u of that tag)", p.send ? "send" : "receive",
+                p.count, p.send ? "to" : "from", p.peer, p.tag, p.number);
 }
 
 // Errors found outside any one step (a lost link, a peer gone) fail the
-// oldest collective in flight, which is the one waiting on it.
+// oldest operation in flight, which is the one waiting on it.
 void Communicator::blame_oldest(const Error& e) {
   if (running_.empty()) throw e;
-  throw Error(e.code(), running_.front().op->describe() + " failed: " + e.what());
+  throw Error(e.code(), describe(running_.front()) + " failed: " + e.what());
 }
 
 void Communicator::release(exec::Operation* op) {
-  auto it = std::find_if(running_.begin(), running_.end(), [&](const Running& r) { return r.op.get() == op; });
+  auto it = find(op);
   if (it == running_.end()) return;
   if (it->scratch) free_scratch_.push_back(it->scratch);
   running_.erase(it);
@@ -185,12 +416,12 @@ void Communicator::wait(exec::Operation* op) {
       if (idle < (oversubscribed_ ? Clock::duration(kOversubscribedYieldFor) : Clock::duration(kYieldFor))) {
         sched_yield();
       } else {
-        peers_->wait(kSleepUs);
+        links_->wait(kSleepUs);
         now = Clock::now();
       }
       if (now >= next_peer_check) {
         try {
-          peers_->check_peers();
+          links_->check_peers();
         } catch (const Error& e) {
           blame_oldest(e);
         }
@@ -198,7 +429,7 @@ void Communicator::wait(exec::Operation* op) {
       }
       if (now - last_event > timeout)
         HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s: no progress for HCOMM_TIMEOUT=%g s; waiting on %s",
-                    op->describe().c_str(), timeout_s_, op->pending_peers().c_str());
+                    describe(*find(op)).c_str(), timeout_s_, op->pending_peers().c_str());
     }
   } catch (const Error& e) {
     fail(e);
@@ -207,3 +438,4 @@ void Communicator::wait(exec::Operation* op) {
 }
 
 }  // namespace hcomm::comm
+

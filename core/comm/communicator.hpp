@@ -1,13 +1,16 @@
 // A communicator: its ranks' links, the algorithm selector, the schedules
-// already built, and the collectives in flight. One thread at a time.
+// already built, and the operations in flight. One thread at a time.
 #pragma once
 
 #include <array>
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/algorithm/selector.hpp"
@@ -17,6 +20,8 @@
 #include "core/exec/operation.hpp"
 
 namespace hcomm::comm {
+
+class Links;
 
 class Communicator {
  public:
@@ -29,34 +34,85 @@ class Communicator {
   int size() const { return size_; }
   Peers& peers() { return *peers_; }
 
-  // Starts a collective; the operation stays owned by the communicator.
+  // Starts a collective on the buffers the executor resolves SEND and RECV
+  // to (the caller has applied the in-place and unused-SEND conventions of
+  // hcomm_coll_args_t); the operation stays owned by the communicator.
   exec::Operation* start(const hcomm_coll_args_t& args, const void* send, void* recv);
+  // Starts a send to (a receive from) the rank args.root, which may be this
+  // rank, of a HCOMM_COLL_SENDRECV call. Messages of one tag between two
+  // ranks arrive in order. Collectives' call numbers do not move.
+  exec::Operation* send(const hcomm_coll_args_t& args, const void* buf, int tag);
+  exec::Operation* recv(const hcomm_coll_args_t& args, void* buf, int tag);
   // True once `op` is done; it is then released. Throws if it failed.
   bool test(exec::Operation* op);
   // Blocks until `op` is done (spin, then yield, then sleep in the transports),
   // failing at HCOMM_TIMEOUT without progress or when a peer dies.
   void wait(exec::Operation* op);
 
+  // Every later call of `coll` tries `algorithm` first (empty: back to
+  // HCOMM_TUNE and the cost model).
+  void force_algorithm(hcomm_coll_t coll, const std::string& algorithm);
+  // The algorithm a call would use, or nullptr when none serves it.
+  const hcomm_algorithm_desc_t* query_algorithm(const hcomm_coll_args_t& args) const;
+
  private:
+  // What a point-to-point operation is, for its errors.
+  struct P2P {
+    bool send;
+    int peer;
+    int tag;
+    uint32_t number;  // this pair's earlier messages with the tag
+    size_t count;
+  };
   struct Running {
     std::unique_ptr<exec::Operation> op;
     std::vector<uint8_t>* scratch;
+    std::optional<P2P> p2p;
   };
-  using Key = std::tuple<int, size_t, int, int, int, int, uint32_t>;
+  // A call's schedule key: the fixed fields of hcomm_coll_args_t and, for the
+  // variable-size collectives, its four layout arrays (empty when NULL).
+  struct Key {
+    std::tuple<int, size_t, int, int, int, int, uint32_t> fixed;
+    std::array<std::span<const size_t>, 4> layout;
+  };
+  struct KeyLess {
+    bool operator()(const Key& a, const Key& b) const;
+  };
+  // A cached schedule and copies of the layout arrays that its args and its
+  // key point into; operations in flight share it, so dropping it from the
+  // cache (force_algorithm) leaves their arrays in place.
+  struct Cached {
+    std::array<std::vector<size_t>, 4> layout;
+    std::shared_ptr<const exec::Schedule> schedule;
+  };
 
+  exec::Operation* launch(Running running);
+  exec::Operation* start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag);
   void progress_all();
+  std::list<Running>::iterator find(const exec::Operation* op);
+  std::string describe(const Running& r) const;
   void release(exec::Operation* op);
   void check_usable() const;
   [[noreturn]] void fail(const Error& e);
   [[noreturn]] void blame_oldest(const Error& e);
+  Key key_of(const hcomm_coll_args_t& args) const;
   std::shared_ptr<const exec::Schedule> schedule_for(const hcomm_coll_args_t& args);
+  std::shared_ptr<const exec::Schedule> p2p_schedule_for(bool send, const hcomm_coll_args_t& args);
   std::vector<uint8_t>* acquire_scratch(uint64_t bytes);
 
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   int rank_, size_;
   std::unique_ptr<Peers> peers_;
+  std::unique_ptr<Links> links_;
   std::unique_ptr<algorithm::Selector> selector_;
-  std::map<Key, std::shared_ptr<const exec::Schedule>> schedules_;
+  // Point to point is built through the algorithms' builder, by the core's
+  // own one-step algorithms: [0] sends, [1] receives.
+  std::array<std::unique_ptr<algorithm::Selector>, 2> p2p_builders_;
+  std::map<Key, std::shared_ptr<Cached>, KeyLess> schedules_;
+  // (send, peer, count, dtype) -> the one-step schedule.
+  std::map<std::tuple<bool, int, size_t, int>, std::shared_ptr<const exec::Schedule>> p2p_schedules_;
+  // Messages so far per (peer, tag), sent and received.
+  std::map<std::pair<int, int>, uint32_t> sent_, received_;
   std::list<Running> running_;
   std::list<std::vector<uint8_t>> scratch_pool_;
   std::vector<std::vector<uint8_t>*> free_scratch_;

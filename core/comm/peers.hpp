@@ -12,6 +12,7 @@
 
 #include "core/bootstrap/bootstrap.hpp"
 #include "core/exec/peer_io.hpp"
+#include "core/transport/mapped_links.hpp"
 #include "core/transport/transport.hpp"
 #include "hcomm/plugin/algorithm.h"
 
@@ -30,14 +31,19 @@ class Peers final : public exec::PeerIO {
   void progress() override;
   void wait(int64_t timeout_us) override;
   void check_peers() override;
+  exec::MappedIO* mapped() override { return mapped_.get(); }
 
   // The transport serving a peer ("self" for this rank).
   std::string transport_name(int peer) const;
   // The slowest link's parameters, for the algorithms' cost functions.
   hcomm_link_model_t link_model() const { return link_; }
   // Fills view.flags, view.window_bytes and view.mapped: what the mapped
-  // memory steps may use on this communicator (nothing yet: flags 0).
+  // memory steps may use on this communicator (flags 0 unless every rank maps
+  // every other's window).
   void describe_mapped(hcomm_comm_view_t& view) const;
+  // The transport whose memory this communicator's ranks map (for
+  // hcomm_mem_register), or nullptr.
+  const transport::Transport* memory_transport() const { return mapped_ ? &mapped_->transport() : nullptr; }
 
  private:
   struct Net {
@@ -53,6 +59,8 @@ class Peers final : public exec::PeerIO {
   void open_nets(const std::array<uint8_t, 16>& key);
   void choose(const std::vector<uint8_t>& addresses);
   void connect_all(const std::vector<uint8_t>& addresses);
+  void map_windows();
+  void progress_nets();  // every net, whatever is in flight
   const Link& link(int peer) const;
   void release();  // closes endpoints and nets
 
@@ -62,6 +70,11 @@ class Peers final : public exec::PeerIO {
   std::vector<std::unique_ptr<Net>> nets_;
   std::vector<Link> links_;
   hcomm_link_model_t link_{};
+  std::unique_ptr<transport::MappedLinks> mapped_;
+  // Transport requests handed out and not yet ended; progress calls while none are.
+  uint64_t in_flight_ = 0;
+  uint64_t idle_progress_calls_ = 0;
+  static constexpr uint64_t kIdleProgressEvery = 64;
 };
 
 }  // namespace hcomm::comm

@@ -41,7 +41,7 @@ constexpr hcomm_dtype_t dtype_of() {
   else static_assert(sizeof(T) == 0, "no hcomm dtype for this element type");
 }
 
-// A nonblocking collective in flight. Destroying it waits for completion
+// A nonblocking call in flight. Destroying it waits for completion
 // (errors are then dropped: call wait() to see them).
 class Request {
  public:
@@ -127,9 +127,7 @@ class Communicator {
     allreduce(inout.data(), inout.data(), inout.size(), dtype_of<T>(), op);
   }
   Request iallreduce(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, hcomm_op_t op) {
-    hcomm_request_t r = nullptr;
-    check(hcomm_iallreduce(send, recv, count, dtype, op, c_, &r));
-    return Request(r);
+    return start(hcomm_iallreduce, send, recv, count, dtype, op, c_);
   }
 
   void broadcast(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, int root) {
@@ -140,24 +138,160 @@ class Communicator {
     broadcast(buf.data(), buf.data(), buf.size(), dtype_of<T>(), root);
   }
   Request ibroadcast(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, int root) {
-    hcomm_request_t r = nullptr;
-    check(hcomm_ibroadcast(send, recv, count, dtype, root, c_, &r));
-    return Request(r);
+    return start(hcomm_ibroadcast, send, recv, count, dtype, root, c_);
   }
 
   void barrier() { check(hcomm_barrier(c_, nullptr)); }
-  Request ibarrier() {
-    hcomm_request_t r = nullptr;
-    check(hcomm_ibarrier(c_, &r));
-    return Request(r);
+  Request ibarrier() { return start(hcomm_ibarrier, c_); }
+
+  // recv is written on the root only (elsewhere it may be null).
+  void reduce(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root) {
+    check(hcomm_reduce(send, recv, count, dtype, op, root, c_, nullptr));
+  }
+  Request ireduce(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root) {
+    return start(hcomm_ireduce, send, recv, count, dtype, op, root, c_);
+  }
+
+  void allgather(const void* send, void* recv, size_t count, hcomm_dtype_t dtype) {
+    check(hcomm_allgather(send, recv, count, dtype, c_, nullptr));
+  }
+  template <class T>
+  void allgather(std::span<const T> send, std::span<T> recv) {
+    require_blocks("receive", recv.size(), send.size());
+    allgather(send.data(), recv.data(), send.size(), dtype_of<T>());
+  }
+  Request iallgather(const void* send, void* recv, size_t count, hcomm_dtype_t dtype) {
+    return start(hcomm_iallgather, send, recv, count, dtype, c_);
+  }
+
+  void allgatherv(const void* send, void* recv, const size_t* recvcounts, const size_t* displs, hcomm_dtype_t dtype) {
+    check(hcomm_allgatherv(send, recv, recvcounts, displs, dtype, c_, nullptr));
+  }
+  Request iallgatherv(const void* send, void* recv, const size_t* recvcounts, const size_t* displs,
+                      hcomm_dtype_t dtype) {
+    return start(hcomm_iallgatherv, send, recv, recvcounts, displs, dtype, c_);
+  }
+
+  void reduce_scatter(const void* send, void* recv, size_t recvcount, hcomm_dtype_t dtype, hcomm_op_t op) {
+    check(hcomm_reduce_scatter(send, recv, recvcount, dtype, op, c_, nullptr));
+  }
+  template <class T>
+  void reduce_scatter(std::span<const T> send, std::span<T> recv, hcomm_op_t op) {
+    require_blocks("send", send.size(), recv.size());
+    reduce_scatter(send.data(), recv.data(), recv.size(), dtype_of<T>(), op);
+  }
+  Request ireduce_scatter(const void* send, void* recv, size_t recvcount, hcomm_dtype_t dtype, hcomm_op_t op) {
+    return start(hcomm_ireduce_scatter, send, recv, recvcount, dtype, op, c_);
+  }
+
+  void reduce_scatter_v(const void* send, void* recv, const size_t* recvcounts, hcomm_dtype_t dtype, hcomm_op_t op) {
+    check(hcomm_reduce_scatter_v(send, recv, recvcounts, dtype, op, c_, nullptr));
+  }
+  Request ireduce_scatter_v(const void* send, void* recv, const size_t* recvcounts, hcomm_dtype_t dtype,
+                            hcomm_op_t op) {
+    return start(hcomm_ireduce_scatter_v, send, recv, recvcounts, dtype, op, c_);
+  }
+
+  void alltoall(const void* send, void* recv, size_t count, hcomm_dtype_t dtype) {
+    check(hcomm_alltoall(send, recv, count, dtype, c_, nullptr));
+  }
+  // Both spans hold one block per rank.
+  template <class T>
+  void alltoall(std::span<const T> send, std::span<T> recv) {
+    require_same_size(send.size(), recv.size());
+    require_blocks("send", send.size(), send.size() / size());
+    alltoall(send.data(), recv.data(), send.size() / size(), dtype_of<T>());
+  }
+  Request ialltoall(const void* send, void* recv, size_t count, hcomm_dtype_t dtype) {
+    return start(hcomm_ialltoall, send, recv, count, dtype, c_);
+  }
+
+  void alltoallv(const void* send, const size_t* sendcounts, const size_t* sdispls, void* recv,
+                 const size_t* recvcounts, const size_t* rdispls, hcomm_dtype_t dtype) {
+    check(hcomm_alltoallv(send, sendcounts, sdispls, recv, recvcounts, rdispls, dtype, c_, nullptr));
+  }
+  Request ialltoallv(const void* send, const size_t* sendcounts, const size_t* sdispls, void* recv,
+                     const size_t* recvcounts, const size_t* rdispls, hcomm_dtype_t dtype) {
+    return start(hcomm_ialltoallv, send, sendcounts, sdispls, recv, recvcounts, rdispls, dtype, c_);
+  }
+
+  // recv (one block per rank) is written on the root only.
+  void gather(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, int root) {
+    check(hcomm_gather(send, recv, count, dtype, root, c_, nullptr));
+  }
+  Request igather(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, int root) {
+    return start(hcomm_igather, send, recv, count, dtype, root, c_);
+  }
+
+  // send (one block per rank) is read on the root only.
+  void scatter(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, int root) {
+    check(hcomm_scatter(send, recv, count, dtype, root, c_, nullptr));
+  }
+  Request iscatter(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, int root) {
+    return start(hcomm_iscatter, send, recv, count, dtype, root, c_);
+  }
+
+  // Point to point; peer may be this rank.
+  void send(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag) {
+    check(hcomm_send(buf, count, dtype, peer, tag, c_, nullptr));
+  }
+  template <class T>
+  void send(std::span<const T> buf, int peer, int tag) {
+    send(buf.data(), buf.size(), dtype_of<T>(), peer, tag);
+  }
+  Request isend(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag) {
+    return start(hcomm_isend, buf, count, dtype, peer, tag, c_);
+  }
+  template <class T>
+  Request isend(std::span<const T> buf, int peer, int tag) {
+    return isend(buf.data(), buf.size(), dtype_of<T>(), peer, tag);
+  }
+  void recv(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag) {
+    check(hcomm_recv(buf, count, dtype, peer, tag, c_, nullptr));
+  }
+  template <class T>
+  void recv(std::span<T> buf, int peer, int tag) {
+    recv(buf.data(), buf.size(), dtype_of<T>(), peer, tag);
+  }
+  Request irecv(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag) {
+    return start(hcomm_irecv, buf, count, dtype, peer, tag, c_);
+  }
+  template <class T>
+  Request irecv(std::span<T> buf, int peer, int tag) {
+    return irecv(buf.data(), buf.size(), dtype_of<T>(), peer, tag);
+  }
+
+  // Names the algorithm of every later call of `coll` (nullptr: back to the
+  // selector's choice); query tells which algorithm a call would use.
+  void force_algorithm(hcomm_coll_t coll, const char* algorithm) {
+    check(hcomm_comm_force_algorithm(c_, coll, algorithm));
+  }
+  std::string query_algorithm(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype) const {
+    const char* name = nullptr;
+    check(hcomm_comm_query_algorithm(c_, coll, count, dtype, &name));
+    return name;
   }
 
  private:
   explicit Communicator(hcomm_comm_t c) : c_(c) {}
+  // Starts a nonblocking C call, whose last argument is the request.
+  template <class... Params, class... Args>
+  static Request start(hcomm_result_t (*call)(Params...), Args... args) {
+    hcomm_request_t r = nullptr;
+    check(call(args..., &r));
+    return Request(r);
+  }
   static void require_same_size(size_t send, size_t recv) {
     if (send != recv)
       throw Error(HCOMM_ERR_INVALID_ARGUMENT, "send and receive spans differ in size (" + std::to_string(send) +
                                                   " vs " + std::to_string(recv) + ")");
+  }
+  // `which` span must hold one block of `block` elements per rank.
+  void require_blocks(const char* which, size_t elements, size_t block) const {
+    if (elements != block * static_cast<size_t>(size()))
+      throw Error(HCOMM_ERR_INVALID_ARGUMENT, std::string(which) + " span holds " + std::to_string(elements) +
+                                                  " elements, not one block of " + std::to_string(block) +
+                                                  " per rank (" + std::to_string(size()) + " ranks)");
   }
   hcomm_comm_t c_ = nullptr;
 };

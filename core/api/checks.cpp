@@ -1,0 +1,83 @@
+#include "core/api/checks.hpp"
+
+#include "core/comm/communicator.hpp"
+
+namespace hcomm::api {
+
+namespace {
+
+constexpr size_t kDtypeSizes[HCOMM_NUM_DTYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+constexpr const char* kDtypeNames[HCOMM_NUM_DTYPES] = {"int8",    "uint8",   "int32",    "uint32",  "int64",
+                                                       "uint64",  "float16", "bfloat16", "float32", "float64"};
+
+}  // namespace
+
+const char* dtype_name(hcomm_dtype_t dtype) {
+  return static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES ? kDtypeNames[dtype] : "unknown";
+}
+
+size_t dtype_size(hcomm_dtype_t dtype) {
+  return static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES ? kDtypeSizes[dtype] : 0;
+}
+
+comm::Communicator& checked_comm(const char* fn, hcomm_comm_t comm) {
+  HCOMM_ARG_CHECK(comm && comm->impl, "%s: comm is NULL (create one with hcomm_comm_init_rank or hcomm_comm_init_env)",
+                  fn);
+  return *comm->impl;
+}
+
+void check_dtype(const char* fn, hcomm_dtype_t dtype) {
+  HCOMM_ARG_CHECK(static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES,
+                  "%s: dtype %d is not an hcomm_dtype_t (HCOMM_INT8=0 .. HCOMM_FLOAT64=9)", fn, static_cast<int>(dtype));
+}
+
+void check_op(const char* fn, hcomm_op_t op) {
+  HCOMM_ARG_CHECK(static_cast<unsigned>(op) < HCOMM_NUM_OPS, "%s: op %d is not an hcomm_op_t (HCOMM_SUM=0 .. HCOMM_AVG=4)",
+                  fn, static_cast<int>(op));
+}
+
+void check_rank(const char* fn, const char* what, int rank, const comm::Communicator& c) {
+  HCOMM_ARG_CHECK(rank >= 0 && rank < c.size(), "%s: %s %d is not a rank of this communicator (0..%d)", fn, what, rank,
+                  c.size() - 1);
+}
+
+size_t checked_bytes(const char* fn, size_t count, hcomm_dtype_t dtype, size_t blocks) {
+  const size_t es = kDtypeSizes[dtype];
+  HCOMM_ARG_CHECK(count <= kMaxBytes / es / blocks,
+                  "%s: count %zu of %s%s overflows the byte size; split the call", fn, count, kDtypeNames[dtype],
+                  blocks > 1 ? " per rank" : "");
+  return count * es * blocks;
+}
+
+hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root,
+                            bool in_place) {
+  return hcomm_coll_args_t{.size = sizeof(hcomm_coll_args_t),
+                           .coll = coll,
+                           .count = count,
+                           .dtype = dtype,
+                           .dtype_size = kDtypeSizes[dtype],
+                           .op = op,
+                           .root = root,
+                           .in_place = in_place ? 1 : 0,
+                           .mem_kind = HCOMM_MEM_HOST};
+}
+
+void check_completion(const char* fn, const Completion& how) {
+  if (how.stream)
+    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                "%s: stream-ordered calls need the CUDA device plugin, which is not loaded; pass a NULL stream for "
+                "host-ordered execution",
+                fn);
+  HCOMM_ARG_CHECK(!how.nonblocking || how.request, "%s: request is NULL", fn);
+  if (how.request) *how.request = nullptr;
+}
+
+hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how) {
+  if (how.request)
+    *how.request = new hcomm_request{&c, op};
+  else
+    c.wait(op);
+  return HCOMM_SUCCESS;
+}
+
+}  // namespace hcomm::api

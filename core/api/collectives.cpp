@@ -1,0 +1,333 @@
+// The collectives of the C API: one validation path for all of them (a clear
+// error naming the argument, nothing sent), then the communicator.
+#include <cstdint>
+
+#include "core/algorithm/layout.hpp"
+#include "core/api/checks.hpp"
+#include "core/comm/communicator.hpp"
+
+namespace hcomm::api {
+namespace {
+
+// One call as the public API states it; arguments a collective lacks keep
+// their defaults, so that calls that differ only there share a schedule.
+struct Call {
+  hcomm_coll_t coll;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  hcomm_dtype_t dtype = HCOMM_UINT8;
+  hcomm_op_t op = HCOMM_SUM;
+  int root = 0;
+  const size_t* send_counts = nullptr;
+  const size_t* send_displs = nullptr;
+  const size_t* recv_counts = nullptr;
+  const size_t* recv_displs = nullptr;
+};
+
+struct Shape {
+  bool reduces = false;
+  bool rooted = false;
+  bool per_rank_blocks = false;  // count is per rank; a buffer holds nranks blocks
+  bool variable = false;         // counts and displacements per rank
+  const char* in_place = "";     // the pointer relation of the in-place form, for errors
+};
+
+Shape shape_of(hcomm_coll_t coll) {
+  switch (coll) {
+    case HCOMM_COLL_ALLREDUCE: return {.reduces = true, .in_place = "sendbuf == recvbuf"};
+    case HCOMM_COLL_BROADCAST: return {.rooted = true, .in_place = "sendbuf == recvbuf"};
+    case HCOMM_COLL_REDUCE: return {.reduces = true, .rooted = true, .in_place = "sendbuf == recvbuf on the root"};
+    case HCOMM_COLL_ALLGATHER:
+      return {.per_rank_blocks = true, .in_place = "sendbuf == recvbuf + rank*count elements"};
+    case HCOMM_COLL_REDUCE_SCATTER:
+      return {.reduces = true, .per_rank_blocks = true, .in_place = "recvbuf == sendbuf + rank*recvcount elements"};
+    case HCOMM_COLL_ALLTOALL: return {.per_rank_blocks = true, .in_place = "sendbuf == recvbuf"};
+    case HCOMM_COLL_GATHER:
+      return {.rooted = true, .per_rank_blocks = true, .in_place = "sendbuf == recvbuf + root*count elements on the root"};
+    case HCOMM_COLL_SCATTER:
+      return {.rooted = true, .per_rank_blocks = true, .in_place = "recvbuf == sendbuf + root*count elements on the root"};
+    case HCOMM_COLL_ALLGATHERV: return {.variable = true, .in_place = "sendbuf == recvbuf + displs[rank] elements"};
+    case HCOMM_COLL_REDUCE_SCATTER_V:
+      return {.reduces = true,
+              .variable = true,
+              .in_place = "recvbuf == sendbuf + recvcounts[0] + .. + recvcounts[rank-1] elements"};
+    case HCOMM_COLL_ALLTOALLV: return {.variable = true, .in_place = "sendbuf == recvbuf"};
+    default: return {};
+  }
+}
+
+// counts (and displs, where the layout has them) hold one entry per rank;
+// the blocks' ends and the counts' sum must fit the byte limit.
+void check_layout(const char* fn, const char* counts_name, const size_t* counts, const char* displs_name,
+                  const size_t* displs, int n, hcomm_dtype_t dtype) {
+  HCOMM_ARG_CHECK(counts, "%s: %s is NULL; pass an array of one count per rank (%d)", fn, counts_name, n);
+  HCOMM_ARG_CHECK(!displs_name || displs, "%s: %s is NULL; pass an array of one displacement per rank (%d)", fn,
+                  displs_name, n);
+  const size_t limit = kMaxBytes / dtype_size(dtype);
+  size_t total = 0;
+  for (int r = 0; r < n; ++r) {
+    HCOMM_ARG_CHECK(counts[r] <= limit - total, "%s: the %s add up to more than %zu elements of %s, which overflows "
+                    "the byte size; split the call", fn, counts_name, limit, dtype_name(dtype));
+    total += counts[r];
+    HCOMM_ARG_CHECK(!displs || displs[r] <= limit - counts[r],
+                    "%s: %s[%d] + %s[%d] (%zu + %zu elements of %s) overflows the byte size; split the call", fn,
+                    displs_name, r, counts_name, r, displs[r], counts[r], dtype_name(dtype));
+  }
+}
+
+void check_layouts(const char* fn, const Call& c, int n) {
+  switch (c.coll) {
+    case HCOMM_COLL_ALLGATHERV:
+      check_layout(fn, "recvcounts", c.recv_counts, "displs", c.recv_displs, n, c.dtype);
+      break;
+    case HCOMM_COLL_REDUCE_SCATTER_V: check_layout(fn, "recvcounts", c.recv_counts, nullptr, nullptr, n, c.dtype); break;
+    case HCOMM_COLL_ALLTOALLV:
+      if (c.send != c.recv)  // in place ignores the send layout
+        check_layout(fn, "sendcounts", c.send_counts, "sdispls", c.send_displs, n, c.dtype);
+      check_layout(fn, "recvcounts", c.recv_counts, "rdispls", c.recv_displs, n, c.dtype);
+      break;
+    default: break;
+  }
+}
+
+// Whether this rank's input already lies where its output goes, by the
+// pointer relation hcomm.h states for the collective.
+bool in_place(const Call& c, int rank) {
+  const size_t es = dtype_size(c.dtype);
+  const auto send = reinterpret_cast<uintptr_t>(c.send), recv = reinterpret_cast<uintptr_t>(c.recv);
+  const bool root = rank == c.root;
+  auto prefix = [&](int r) {
+    size_t sum = 0;
+    for (int i = 0; i < r; ++i) sum += c.recv_counts[i];
+    return sum;
+  };
+  switch (c.coll) {
+    case HCOMM_COLL_ALLREDUCE:
+    case HCOMM_COLL_ALLTOALL:
+    case HCOMM_COLL_ALLTOALLV: return send == recv;
+    case HCOMM_COLL_BROADCAST: return !root || send == recv;  // non-roots read no sendbuf: SEND is RECV
+    case HCOMM_COLL_REDUCE: return root && send == recv;
+    case HCOMM_COLL_ALLGATHER: return send == recv + rank * c.count * es;
+    case HCOMM_COLL_ALLGATHERV: return send == recv + c.recv_displs[rank] * es;
+    case HCOMM_COLL_REDUCE_SCATTER: return recv == send + rank * c.count * es;
+    case HCOMM_COLL_REDUCE_SCATTER_V: return recv == send + prefix(rank) * es;
+    case HCOMM_COLL_GATHER: return root && send == recv + c.root * c.count * es;
+    case HCOMM_COLL_SCATTER: return root && recv == send + c.root * c.count * es;
+    default: return true;  // barrier: no buffers
+  }
+}
+
+// Buffers this rank uses must be there, and apart unless the call is in place.
+void check_buffers(const char* fn, const Call& c, uint64_t send_bytes, uint64_t recv_bytes, bool in_place,
+                   const Shape& shape) {
+  HCOMM_ARG_CHECK(c.send || !send_bytes, "%s: sendbuf is NULL but count is not 0 (this rank sends %llu bytes from it)",
+                  fn, static_cast<unsigned long long>(send_bytes));
+  HCOMM_ARG_CHECK(c.recv || !recv_bytes,
+                  "%s: recvbuf is NULL but count is not 0 (this rank receives %llu bytes into it)", fn,
+                  static_cast<unsigned long long>(recv_bytes));
+  if (in_place || !send_bytes || !recv_bytes) return;
+  const auto s = reinterpret_cast<uintptr_t>(c.send), r = reinterpret_cast<uintptr_t>(c.recv);
+  HCOMM_ARG_CHECK(s + send_bytes <= r || r + recv_bytes <= s,
+                  "%s: sendbuf and recvbuf overlap but the call is not in place (in place is %s); pass disjoint "
+                  "buffers or the in-place form",
+                  fn, shape.in_place);
+}
+
+hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Completion& how) {
+  return c_boundary([&] {
+    check_completion(fn, how);
+    comm::Communicator& c = checked_comm(fn, comm);
+    check_dtype(fn, call.dtype);
+    const Shape shape = shape_of(call.coll);
+    if (shape.reduces) check_op(fn, call.op);
+    if (shape.rooted) check_rank(fn, "root", call.root, c);
+    if (shape.variable)
+      check_layouts(fn, call, c.size());
+    else
+      checked_bytes(fn, call.count, call.dtype, shape.per_rank_blocks ? c.size() : 1);
+    const bool inplace = in_place(call, c.rank());
+    hcomm_coll_args_t args = make_args(call.coll, call.count, call.dtype, call.op, call.root, inplace);
+    if (!(inplace && call.coll == HCOMM_COLL_ALLTOALLV)) {
+      args.send_counts = call.send_counts;
+      args.send_displs = call.send_displs;
+    }
+    args.recv_counts = call.recv_counts;
+    args.recv_displs = call.recv_displs;
+    const uint64_t send_bytes = algorithm::send_bytes(args, c.size(), c.rank());
+    const uint64_t recv_bytes = algorithm::recv_bytes(args, c.size(), c.rank());
+    check_buffers(fn, call, send_bytes, recv_bytes, inplace, shape);
+    // Where this rank reads no sendbuf, SEND resolves to RECV.
+    return complete(c, c.start(args, send_bytes ? call.send : call.recv, call.recv), how);
+  });
+}
+
+}  // namespace
+}  // namespace hcomm::api
+
+using hcomm::api::blocking;
+using hcomm::api::Call;
+using hcomm::api::collective;
+using hcomm::api::nonblocking;
+
+extern "C" {
+
+HCOMM_API hcomm_result_t hcomm_allreduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                         hcomm_op_t op, hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_ALLREDUCE, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return collective("hcomm_allreduce", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_iallreduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                          hcomm_op_t op, hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_ALLREDUCE, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return collective("hcomm_iallreduce", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_broadcast(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                         int root, hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_BROADCAST, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return collective("hcomm_broadcast", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_ibroadcast(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                          int root, hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_BROADCAST, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return collective("hcomm_ibroadcast", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_barrier(hcomm_comm_t comm, hcomm_stream_t stream) {
+  return collective("hcomm_barrier", Call{.coll = HCOMM_COLL_BARRIER}, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_ibarrier(hcomm_comm_t comm, hcomm_request_t* request) {
+  return collective("hcomm_ibarrier", Call{.coll = HCOMM_COLL_BARRIER}, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_reduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                      hcomm_op_t op, int root, hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_REDUCE, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .op = op,
+            .root = root};
+  return collective("hcomm_reduce", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_ireduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                       hcomm_op_t op, int root, hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_REDUCE, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .op = op,
+            .root = root};
+  return collective("hcomm_ireduce", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_allgather(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                         hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_ALLGATHER, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype};
+  return collective("hcomm_allgather", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_iallgather(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                          hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_ALLGATHER, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype};
+  return collective("hcomm_iallgather", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_allgatherv(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                          const size_t* displs, hcomm_dtype_t dtype, hcomm_comm_t comm,
+                                          hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_ALLGATHERV, .send = sendbuf, .recv = recvbuf, .dtype = dtype,
+            .recv_counts = recvcounts, .recv_displs = displs};
+  return collective("hcomm_allgatherv", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_iallgatherv(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                           const size_t* displs, hcomm_dtype_t dtype, hcomm_comm_t comm,
+                                           hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_ALLGATHERV, .send = sendbuf, .recv = recvbuf, .dtype = dtype,
+            .recv_counts = recvcounts, .recv_displs = displs};
+  return collective("hcomm_iallgatherv", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                              hcomm_dtype_t dtype, hcomm_op_t op, hcomm_comm_t comm,
+                                              hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_REDUCE_SCATTER, .send = sendbuf, .recv = recvbuf, .count = recvcount, .dtype = dtype,
+            .op = op};
+  return collective("hcomm_reduce_scatter", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_ireduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                               hcomm_dtype_t dtype, hcomm_op_t op, hcomm_comm_t comm,
+                                               hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_REDUCE_SCATTER, .send = sendbuf, .recv = recvbuf, .count = recvcount, .dtype = dtype,
+            .op = op};
+  return collective("hcomm_ireduce_scatter", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_reduce_scatter_v(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                                hcomm_dtype_t dtype, hcomm_op_t op, hcomm_comm_t comm,
+                                                hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .send = sendbuf, .recv = recvbuf, .dtype = dtype, .op = op,
+            .recv_counts = recvcounts};
+  return collective("hcomm_reduce_scatter_v", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_ireduce_scatter_v(const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                                 hcomm_dtype_t dtype, hcomm_op_t op, hcomm_comm_t comm,
+                                                 hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .send = sendbuf, .recv = recvbuf, .dtype = dtype, .op = op,
+            .recv_counts = recvcounts};
+  return collective("hcomm_ireduce_scatter_v", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_alltoall(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                        hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_ALLTOALL, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype};
+  return collective("hcomm_alltoall", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_ialltoall(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                         hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_ALLTOALL, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype};
+  return collective("hcomm_ialltoall", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_alltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                                         void* recvbuf, const size_t* recvcounts, const size_t* rdispls,
+                                         hcomm_dtype_t dtype, hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_ALLTOALLV, .send = sendbuf, .recv = recvbuf, .dtype = dtype,
+            .send_counts = sendcounts, .send_displs = sdispls, .recv_counts = recvcounts, .recv_displs = rdispls};
+  return collective("hcomm_alltoallv", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_ialltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                                          void* recvbuf, const size_t* recvcounts, const size_t* rdispls,
+                                          hcomm_dtype_t dtype, hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_ALLTOALLV, .send = sendbuf, .recv = recvbuf, .dtype = dtype,
+            .send_counts = sendcounts, .send_displs = sdispls, .recv_counts = recvcounts, .recv_displs = rdispls};
+  return collective("hcomm_ialltoallv", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_gather(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype, int root,
+                                      hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_GATHER, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return collective("hcomm_gather", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_igather(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                       int root, hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_GATHER, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return collective("hcomm_igather", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_scatter(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                       int root, hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_SCATTER, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return collective("hcomm_scatter", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_iscatter(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                        int root, hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_SCATTER, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return collective("hcomm_iscatter", call, comm, nonblocking(request));
+}
+
+}  // extern "C"

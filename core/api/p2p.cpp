@@ -1,0 +1,59 @@
+// Point to point of the C API: checks, then the communicator's one-step
+// schedules. A rank may send to itself.
+#include "core/api/checks.hpp"
+#include "core/comm/communicator.hpp"
+
+namespace hcomm::api {
+namespace {
+
+// start(communicator, args) starts the send or the receive.
+template <class Start>
+hcomm_result_t p2p(const char* fn, const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                   hcomm_comm_t comm, const Completion& how, Start start) {
+  return c_boundary([&] {
+    check_completion(fn, how);
+    comm::Communicator& c = checked_comm(fn, comm);
+    check_dtype(fn, dtype);
+    const size_t bytes = checked_bytes(fn, count, dtype);
+    HCOMM_ARG_CHECK(buf || bytes == 0, "%s: buf is NULL but count is not 0", fn);
+    check_rank(fn, "peer", peer, c);
+    HCOMM_ARG_CHECK(tag >= 0, "%s: tag %d is outside 0..HCOMM_TAG_MAX (%d)", fn, tag, HCOMM_TAG_MAX);
+    // A point-to-point call's args name the peer as root.
+    return complete(c, start(c, make_args(HCOMM_COLL_SENDRECV, count, dtype, HCOMM_SUM, peer, false)), how);
+  });
+}
+
+}  // namespace
+}  // namespace hcomm::api
+
+using hcomm::api::blocking;
+using hcomm::api::nonblocking;
+using hcomm::api::p2p;
+
+extern "C" {
+
+HCOMM_API hcomm_result_t hcomm_send(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                    hcomm_comm_t comm, hcomm_stream_t stream) {
+  return p2p("hcomm_send", buf, count, dtype, peer, tag, comm, blocking(stream),
+             [&](auto& c, const auto& args) { return c.send(args, buf, tag); });
+}
+
+HCOMM_API hcomm_result_t hcomm_isend(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                     hcomm_comm_t comm, hcomm_request_t* request) {
+  return p2p("hcomm_isend", buf, count, dtype, peer, tag, comm, nonblocking(request),
+             [&](auto& c, const auto& args) { return c.send(args, buf, tag); });
+}
+
+HCOMM_API hcomm_result_t hcomm_recv(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                    hcomm_comm_t comm, hcomm_stream_t stream) {
+  return p2p("hcomm_recv", buf, count, dtype, peer, tag, comm, blocking(stream),
+             [&](auto& c, const auto& args) { return c.recv(args, buf, tag); });
+}
+
+HCOMM_API hcomm_result_t hcomm_irecv(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                     hcomm_comm_t comm, hcomm_request_t* request) {
+  return p2p("hcomm_irecv", buf, count, dtype, peer, tag, comm, nonblocking(request),
+             [&](auto& c, const auto& args) { return c.recv(args, buf, tag); });
+}
+
+}  // extern "C"
