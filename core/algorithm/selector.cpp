@@ -42,6 +42,16 @@ uint32_t chunks_for(hcomm_schedule_builder_t* b, uint64_t bytes, size_t elem_siz
   return static_cast<uint32_t>(std::max<uint64_t>(n, 1));
 }
 
+bool offers(const hcomm_algorithm_desc_t& a, const std::string& name, hcomm_coll_t coll) {
+  return name == a.name && (a.colls & (1u << coll));
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace
 
 const std::vector<const hcomm_algorithm_desc_t*>& registry() {
@@ -67,52 +77,96 @@ const std::vector<const hcomm_algorithm_desc_t*>& registry() {
 
 Selector::Selector(const hcomm_comm_view_t& view, std::vector<TuneRule> rules,
                    std::vector<const hcomm_algorithm_desc_t*> algorithms, uint64_t chunk_bytes)
-    : view_(view), rules_(std::move(rules)), algorithms_(std::move(algorithms)), chunk_bytes_(chunk_bytes) {
+    : view_(view),
+      rules_(std::move(rules)),
+      algorithms_(std::move(algorithms)),
+      chunk_bytes_(chunk_bytes),
+      map_(view_, rules_, algorithms_) {
+  check_rules();
+}
+
+void Selector::log_score_map() const {
+  if (view_.rank != 0 || !log::enabled(HCOMM_LOG_INFO, log::ALGO)) return;
+  HCOMM_INFO(ALGO, "algorithm map of this communicator (%d ranks): message sizes and the algorithm each uses",
+             view_.nranks);
+  for (const std::string& line : map_.lines()) HCOMM_INFO(ALGO, "  %s", line.c_str());
+}
+
+// A rule written out must name a loaded algorithm; a profile's may not be
+// loaded here, and its sizes then go to the cost model (warned on use).
+void Selector::check_rules() const {
   for (const TuneRule& r : rules_) {
-    bool known = std::any_of(algorithms_.begin(), algorithms_.end(), [&](const hcomm_algorithm_desc_t* a) {
-      return r.algorithm == a->name && (a->colls & (1u << r.coll));
-    });
-    if (!known) {
-      std::string names;
-      for (const auto* a : algorithms_)
-        if (a->colls & (1u << r.coll)) names += (names.empty() ? "" : ", ") + std::string(a->name);
-      HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE asks for algorithm '%s' for %s, which no loaded plugin offers (%s: %s)",
-                  r.algorithm.c_str(), coll_name(r.coll), coll_name(r.coll), names.empty() ? "none" : names.c_str());
-    }
+    if (!r.profile.empty() || std::any_of(algorithms_.begin(), algorithms_.end(),
+                                          [&](const auto* a) { return offers(*a, r.algorithm, r.coll); }))
+      continue;
+    std::vector<std::string> names;
+    for (const auto* a : algorithms_)
+      if (a->colls & (1u << r.coll)) names.emplace_back(a->name);
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE asks for algorithm '%s' for %s, which no loaded plugin offers (%s: %s)",
+                r.algorithm.c_str(), coll_name(r.coll), coll_name(r.coll), join(names).c_str());
   }
 }
 
-bool Selector::serves(const hcomm_algorithm_desc_t& a, const hcomm_coll_args_t& args) const {
-  uint64_t bytes = message_bytes(args, view_.nranks);
-  return (a.colls & (1u << args.coll)) && (a.mem_kinds & args.mem_kind) && bytes >= a.min_bytes &&
-         bytes <= a.max_bytes && view_.nranks >= a.min_ranks && view_.nranks <= a.max_ranks;
+void Selector::warn_once(const std::string& key, const std::string& text) const {
+  if (view_.rank == 0 && logged_.insert(key).second) HCOMM_WARN(ALGO, "%s", text.c_str());
 }
 
 std::vector<const hcomm_algorithm_desc_t*> Selector::candidates(const hcomm_coll_args_t& args) const {
-  std::vector<std::pair<double, const hcomm_algorithm_desc_t*>> scored;
-  for (const auto* a : algorithms_)
-    if (serves(*a, args)) scored.emplace_back(a->cost ? a->cost(&args, &view_) : 0.0, a);
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::vector<const hcomm_algorithm_desc_t*> out;
-  uint64_t bytes = message_bytes(args, view_.nranks);
-  for (const TuneRule& r : rules_) {
-    if (!r.covers(args.coll, bytes)) continue;
-    auto it = std::find_if(scored.begin(), scored.end(), [&](const auto& s) { return r.algorithm == s.second->name; });
-    if (it != scored.end()) {
-      out.push_back(it->second);
-    } else if (logged_.insert("tune:" + r.algorithm).second) {
-      HCOMM_WARN(ALGO, "HCOMM_TUNE asks for %s for %s of %llu bytes on %d ranks, which it does not serve; using the "
-                 "cost model", r.algorithm.c_str(), coll_name(args.coll), static_cast<unsigned long long>(bytes),
-                 view_.nranks);
-    }
-    break;
-  }
-  for (const auto& s : scored)
-    if (out.empty() || s.second != out[0]) out.push_back(s.second);
+  std::vector<const hcomm_algorithm_desc_t*> out =
+      map_.find(args.coll, args.mem_kind, message_bytes(args, view_.nranks)).order;
+  const std::string& forced = forced_[args.coll];
+  auto it = std::find_if(out.begin(), out.end(), [&](const auto* a) { return forced == a->name; });
+  if (it != out.end()) std::rotate(out.begin(), it, it + 1);
   return out;
 }
 
+void Selector::warn_unfollowed(const hcomm_coll_args_t& args) const {
+  const uint64_t bytes = message_bytes(args, view_.nranks);
+  const ScoreRange& range = map_.find(args.coll, args.mem_kind, bytes);
+  const std::string& forced = forced_[args.coll];
+  const bool forced_serves =
+      std::any_of(range.order.begin(), range.order.end(), [&](const auto* a) { return forced == a->name; });
+  if (forced_serves || (forced.empty() && range.passed_rule < 0)) return;
+  const std::string call = format("%s of %llu bytes on %d ranks (%s memory)", coll_name(args.coll),
+                                  static_cast<unsigned long long>(bytes), view_.nranks, mem_kind_name(args.mem_kind));
+  const char* choice = range.order.empty() ? "none" : range.order.front()->name;
+  if (!forced.empty()) {
+    warn_once("force:" + std::string(coll_name(args.coll)) + ":" + forced,
+              format("algorithm %s, forced for %s, does not serve %s; such calls use the selector's choice (%s here)",
+                     forced.c_str(), coll_name(args.coll), call.c_str(), choice));
+  } else {
+    const TuneRule& r = rules_[range.passed_rule];
+    const bool loaded = std::any_of(algorithms_.begin(), algorithms_.end(),
+                                    [&](const auto* a) { return offers(*a, r.algorithm, r.coll); });
+    warn_once(format("rule:%d", range.passed_rule),
+              format("HCOMM_TUNE rule '%s'%s is not followed for %s: %s %s; the cost model chooses %s",
+                     r.text().c_str(), r.profile.empty() ? "" : (" (profile " + r.profile + ")").c_str(), call.c_str(),
+                     r.algorithm.c_str(), loaded ? "does not serve it" : "is not loaded", choice));
+  }
+}
+
+const hcomm_algorithm_desc_t* Selector::pick(const hcomm_coll_args_t& args) const {
+  auto list = candidates(args);
+  return list.empty() ? nullptr : list.front();
+}
+
+void Selector::force(hcomm_coll_t coll, const std::string& algorithm) {
+  if (static_cast<unsigned>(coll) >= HCOMM_NUM_COLLS)
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "collective %d is not an hcomm_coll_t (0 to %d)", static_cast<int>(coll),
+                HCOMM_NUM_COLLS - 1);
+  const std::vector<std::string> names = map_.algorithm_names(coll);
+  if (!algorithm.empty() && std::find(names.begin(), names.end(), algorithm) == names.end())
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                "algorithm '%s' does not serve %s on this communicator of %d ranks; algorithms that do: %s",
+                algorithm.c_str(), coll_name(coll), view_.nranks, join(names).c_str());
+  forced_[coll] = algorithm;
+  HCOMM_INFO(ALGO, "%s: %s", coll_name(coll),
+             algorithm.empty() ? "no algorithm forced (HCOMM_TUNE and the cost model)"
+                               : ("algorithm " + algorithm + " forced").c_str());
+}
+
 std::shared_ptr<exec::Schedule> Selector::build(const hcomm_coll_args_t& args) const {
+  warn_unfollowed(args);
   auto list = candidates(args);
   for (const auto* a : list) {
     auto s = std::make_shared<exec::Schedule>();

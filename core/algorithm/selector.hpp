@@ -1,15 +1,19 @@
 // Algorithm selection: the loaded algorithm plugins form a registry; for each
-// call the selector takes an explicit HCOMM_TUNE rule if one covers it, else
-// the candidates that serve the call ordered by their cost estimate. A
-// candidate may decline (HCOMM_ERR_UNSUPPORTED) and the next one builds.
+// call the selector takes the algorithm forced on the communicator for that
+// collective if it serves the call, else the communicator's score map
+// (score_map.hpp): an HCOMM_TUNE rule's choice where one covers the call, then
+// the candidates that serve it ordered by their cost estimate. A candidate
+// may decline (HCOMM_ERR_UNSUPPORTED) and the next one builds.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/algorithm/layout.hpp"
+#include "core/algorithm/score_map.hpp"
 #include "core/algorithm/tune.hpp"
 #include "core/exec/schedule.hpp"
 #include "hcomm/plugin/algorithm.h"
@@ -22,10 +26,13 @@ const std::vector<const hcomm_algorithm_desc_t*>& registry();
 class Selector {
  public:
   // rules: parsed HCOMM_TUNE; algorithms: the registry (tests pass their own).
+  // Throws HCOMM_ERR_CONFIG for a rule written out (not from a profile) that
+  // names an algorithm no loaded plugin offers for its collective.
   Selector(const hcomm_comm_view_t& view, std::vector<TuneRule> rules,
            std::vector<const hcomm_algorithm_desc_t*> algorithms, uint64_t chunk_bytes);
 
-  // The algorithms that serve a call, best first (the HCOMM_TUNE choice leads).
+  // The algorithms that serve a call, best first: the forced one, then as the
+  // score map orders them.
   std::vector<const hcomm_algorithm_desc_t*> candidates(const hcomm_coll_args_t& args) const;
   // Builds the schedule of the first candidate that accepts the call.
   std::shared_ptr<exec::Schedule> build(const hcomm_coll_args_t& args) const;
@@ -37,14 +44,25 @@ class Selector {
   // loaded algorithm of that name serves `coll`, naming those that do.
   void force(hcomm_coll_t coll, const std::string& algorithm);
 
+  const ScoreMap& score_map() const { return map_; }
+  // On rank 0, with HCOMM_DEBUG=INFO and ALGO among HCOMM_DEBUG_SUBSYS: the
+  // score map, one line per collective and memory kind.
+  void log_score_map() const;
+
  private:
-  bool serves(const hcomm_algorithm_desc_t& a, const hcomm_coll_args_t& args) const;
+  void check_rules() const;
+  // Where the HCOMM_TUNE rule or the forced algorithm that covers a call does
+  // not serve it: one warning each (rank 0), when such a call is built.
+  void warn_unfollowed(const hcomm_coll_args_t& args) const;
+  void warn_once(const std::string& key, const std::string& text) const;
 
   hcomm_comm_view_t view_;
   std::vector<TuneRule> rules_;
   std::vector<const hcomm_algorithm_desc_t*> algorithms_;
   uint64_t chunk_bytes_;
-  mutable std::set<std::string> logged_;  // (collective, algorithm) choices already logged
+  ScoreMap map_;
+  std::array<std::string, HCOMM_NUM_COLLS> forced_;
+  mutable std::set<std::string> logged_;  // choices and warnings already logged
 };
 
 }  // namespace hcomm::algorithm

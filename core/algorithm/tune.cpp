@@ -7,15 +7,25 @@ namespace hcomm::algorithm {
 
 namespace {
 
-constexpr const char* kCollNames[HCOMM_NUM_COLLS] = {"allreduce", "broadcast", "reduce",  "allgather", "reduce_scatter",
-                                                     "alltoall",  "gather",    "scatter", "barrier",   "sendrecv",
-                                                     "allgatherv", "reduce_scatter_v", "alltoallv"};
+constexpr const char* kCollNames[HCOMM_NUM_COLLS] = {
+    "allreduce", "broadcast", "reduce",   "allgather",  "reduce_scatter",   "alltoall", "gather",
+    "scatter",   "barrier",   "sendrecv", "allgatherv", "reduce_scatter_v", "alltoallv"};
+
+// Named sets of rules, written in the rules' own grammar (tune.hpp lists them).
+struct Profile {
+  const char* name;
+  const char* rules;
+};
+constexpr Profile kProfiles[] = {
+    {"thresholds", "allreduce:0-128K:@ring#allreduce:128K-8M:@double_binary_tree#allreduce:8M-inf:@halving_doubling"},
+};
+constexpr const char* kProfilePrefix = "profile:";
 
 [[noreturn]] void bad_rule(const std::string& rule, const char* why) {
   HCOMM_THROW(HCOMM_ERR_CONFIG,
-              "HCOMM_TUNE rule '%s' does not parse: %s; expected <collective>:[<min>-<max>:]@<algorithm>, rules "
-              "separated by '#', e.g. allreduce:0-64K:@ring",
-              rule.c_str(), why);
+              "HCOMM_TUNE rule '%s' does not parse: %s; expected <collective>:[<min>-<max>:]@<algorithm> or "
+              "profile:<name> (%s), rules separated by '#', e.g. allreduce:0-64K:@ring",
+              rule.c_str(), why, profile_names().c_str());
 }
 
 uint64_t parse_bound(const std::string& rule, const std::string& text) {
@@ -45,7 +55,45 @@ TuneRule parse_rule(const std::string& rule) {
   return r;
 }
 
+// Splits at '#' and hands each rule to `add`.
+template <class F>
+void for_each_rule(const std::string& text, F&& add) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('#', start);
+    if (end == std::string::npos) end = text.size();
+    std::string rule = text.substr(start, end - start);
+    if (rule.empty()) bad_rule(rule, "empty rule (two '#' in a row?)");
+    add(rule);
+    start = end + 1;
+  }
+}
+
+void append_profile(const std::string& rule, std::vector<TuneRule>& rules) {
+  const std::string name = rule.substr(std::string(kProfilePrefix).size());
+  for (const Profile& p : kProfiles) {
+    if (name != p.name) continue;
+    for_each_rule(p.rules, [&](const std::string& r) {
+      rules.push_back(parse_rule(r));
+      rules.back().profile = p.name;
+    });
+    return;
+  }
+  bad_rule(rule, "unknown profile");
+}
+
 }  // namespace
+
+std::string TuneRule::text() const {
+  std::string range = lo == 0 && hi == UINT64_MAX ? "" : bytes_text(lo) + "-" + bytes_text(hi) + ":";
+  return std::string(coll_name(coll)) + ":" + range + "@" + algorithm;
+}
+
+std::string profile_names() {
+  std::string out;
+  for (const Profile& p : kProfiles) out += (out.empty() ? "" : ", ") + std::string(p.name);
+  return out;
+}
 
 const char* coll_name(hcomm_coll_t coll) {
   return static_cast<unsigned>(coll) < HCOMM_NUM_COLLS ? kCollNames[coll] : "unknown";
@@ -57,17 +105,21 @@ bool coll_from_name(const std::string& name, hcomm_coll_t* out) {
   return false;
 }
 
+std::string bytes_text(uint64_t bytes) {
+  if (bytes == UINT64_MAX) return "inf";
+  for (auto [shift, suffix] : {std::pair{30, "G"}, {20, "M"}, {10, "K"}})
+    if (bytes != 0 && bytes % (uint64_t{1} << shift) == 0) return std::to_string(bytes >> shift) + suffix;
+  return std::to_string(bytes);
+}
+
 std::vector<TuneRule> parse_tune(const std::string& text) {
   std::vector<TuneRule> rules;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('#', start);
-    if (end == std::string::npos) end = text.size();
-    std::string rule = text.substr(start, end - start);
-    if (rule.empty()) bad_rule(rule, "empty rule (two '#' in a row?)");
-    rules.push_back(parse_rule(rule));
-    start = end + 1;
-  }
+  for_each_rule(text, [&](const std::string& rule) {
+    if (rule.starts_with(kProfilePrefix))
+      append_profile(rule, rules);
+    else
+      rules.push_back(parse_rule(rule));
+  });
   return rules;
 }
 

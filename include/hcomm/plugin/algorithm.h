@@ -131,14 +131,26 @@ typedef enum hcomm_step_flags {
  * Send and receive steps of a pair match by `match` (below 2^24), which both
  * sides choose alike, and must have the same bytes and nchunks (at most 2^16).
  *
- * Mapped-memory steps synchronise through flags: SIGNAL(peer, match) is a
- * release store of "this call reached here" into the peer's flag `match`
- * (below HCOMM_MAX_SIGNALS), WAIT(peer, match) an acquire wait for it. A step
- * may touch a peer's window or buffers only after a WAIT for a SIGNAL the
- * peer raised once that memory was ready; a rank whose SEND or RECV peers
- * read must not finish before a WAIT for each reader's "done" SIGNAL (its
- * buffers belong to the caller again when the call returns). Mapped steps
- * run one call at a time per communicator, in call order. */
+ * Mapped-memory steps synchronise through flags. Each chunk of a SIGNAL(peer,
+ * match) step is one signal: a release store into the peer's flag `match`
+ * (below HCOMM_MAX_SIGNALS). Signals pair with waits as messages of one tag
+ * do: within a call, the j-th signal this rank raises towards (peer, match)
+ * pairs with the j-th WAIT(this rank, match) chunk on the peer, in step
+ * order, and a WAIT chunk completes once its signal was raised (at most
+ * HCOMM_MAX_SIGNAL_OCCURRENCES per pair and match in a call). The core raises
+ * the signals of one pair and match in that order. A step may touch a peer's
+ * window or buffers only after a WAIT for a signal the peer raised once that
+ * memory was ready; a rank whose SEND or RECV peers read or write must not
+ * finish before a WAIT for each such peer's "done" signal (its buffers belong
+ * to the caller again when the call returns). Within a call, window space
+ * reused for new data needs the same: its readers' "done" signals first.
+ * Across calls the core keeps windows safe: a call writes its half only once
+ * every rank finished the call two before, which used the same half.
+ * LOAD, LOAD_REDUCE and STORE may name this rank as the peer (its own
+ * window or buffers). Mapped steps run one call at a time per communicator,
+ * in call order, so a call must use mapped steps or the WINDOW on every rank
+ * or on none (the calls of every rank are counted alike). */
+#define HCOMM_MAX_SIGNAL_OCCURRENCES ((1u << 20) - 1)
 typedef struct hcomm_step {
   uint32_t kind; /* hcomm_step_kind_t */
   uint32_t flags;

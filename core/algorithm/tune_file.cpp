@@ -1,0 +1,165 @@
+#include "core/algorithm/tune_file.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/common/error.hpp"
+
+namespace hcomm::algorithm {
+
+namespace {
+
+// Each key's setter returns null, or why the value is wrong.
+using Setter = const char* (*)(TuneFile& file, const std::string& value);
+
+struct Key {
+  const char* name;
+  bool required;
+  Setter set;
+};
+
+const char* time_value(const std::string& text, double* out) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0)
+    return "not a finite number >= 0";
+  *out = v;
+  return nullptr;
+}
+
+const char* optional_time(const std::string& text, std::optional<double>* out) {
+  double v = 0;
+  const char* why = time_value(text, &v);
+  if (!why) *out = v;
+  return why;
+}
+
+constexpr Key kKeys[] = {
+    {"ranks", false,
+     [](TuneFile& f, const std::string& v) -> const char* {
+       auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), f.ranks);
+       return v.empty() || ec != std::errc() || end != v.data() + v.size() || f.ranks < 1 ? "not a rank count >= 1"
+                                                                                          : nullptr;
+     }},
+    {"transports", false,
+     [](TuneFile& f, const std::string& v) -> const char* {
+       f.transports = v;
+       return v.empty() ? "empty" : nullptr;
+     }},
+    {"alpha_us", true, [](TuneFile& f, const std::string& v) { return time_value(v, &f.link.alpha_us); }},
+    {"beta_us_per_byte", true,
+     [](TuneFile& f, const std::string& v) { return time_value(v, &f.link.beta_us_per_byte); }},
+    {"gamma_us_per_byte", true,
+     [](TuneFile& f, const std::string& v) { return time_value(v, &f.link.gamma_us_per_byte); }},
+    {"mapped.alpha_us", false, [](TuneFile& f, const std::string& v) { return optional_time(v, &f.mapped.alpha_us); }},
+    {"mapped.beta_us_per_byte", false,
+     [](TuneFile& f, const std::string& v) { return optional_time(v, &f.mapped.beta_us_per_byte); }},
+    {"mapped.gamma_us_per_byte", false,
+     [](TuneFile& f, const std::string& v) { return optional_time(v, &f.mapped.gamma_us_per_byte); }},
+};
+
+std::string trim(const std::string& s) {
+  const size_t first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
+std::string key_names() {
+  std::string out;
+  for (const Key& k : kKeys) out += (out.empty() ? "" : ", ") + std::string(k.name);
+  return out;
+}
+
+// Shortest text that reads back as the same double, whatever the locale.
+std::string number_text(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : "nan";
+}
+
+void overlay(hcomm_link_model_t& link, const LinkFields& fields) {
+  if (fields.alpha_us) link.alpha_us = *fields.alpha_us;
+  if (fields.beta_us_per_byte) link.beta_us_per_byte = *fields.beta_us_per_byte;
+  if (fields.gamma_us_per_byte) link.gamma_us_per_byte = *fields.gamma_us_per_byte;
+}
+
+}  // namespace
+
+TuneFile parse_tune_file(const std::string& text, const std::string& path) {
+  TuneFile file;
+  std::map<std::string, int> seen;  // key -> line
+  std::istringstream in(text);
+  std::string raw;
+  for (int line = 1; std::getline(in, raw); ++line) {
+    const std::string content = trim(raw.substr(0, raw.find('#')));
+    if (content.empty()) continue;
+    const size_t eq = content.find('=');
+    if (eq == std::string::npos)
+      HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s line %d: '%s' is not 'key = value'", path.c_str(), line,
+                  content.c_str());
+    const std::string key = trim(content.substr(0, eq)), value = trim(content.substr(eq + 1));
+    const Key* spec = nullptr;
+    for (const Key& k : kKeys)
+      if (key == k.name) spec = &k;
+    if (!spec)
+      HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s line %d: unknown key '%s' (the keys: %s)", path.c_str(), line,
+                  key.c_str(), key_names().c_str());
+    if (auto [it, fresh] = seen.emplace(key, line); !fresh)
+      HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s line %d: key '%s' appears again (first on line %d)",
+                  path.c_str(), line, key.c_str(), it->second);
+    if (const char* why = spec->set(file, value))
+      HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s line %d: key '%s': '%s' is %s", path.c_str(), line, key.c_str(),
+                  value.c_str(), why);
+  }
+  for (const Key& k : kKeys)
+    if (k.required && !seen.count(k.name))
+      HCOMM_THROW(HCOMM_ERR_CONFIG,
+                  "HCOMM_TUNE_FILE %s: key '%s' is missing (hcomm-perf --calibrate writes a complete file)",
+                  path.c_str(), k.name);
+  return file;
+}
+
+TuneFile read_tune_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s: not a file (hcomm-perf --calibrate FILE writes one)",
+                path.c_str());
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in.is_open() || in.bad())
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s: cannot read it: %s", path.c_str(), std::strerror(errno));
+  return parse_tune_file(text.str(), path);
+}
+
+std::string format_tune_file(const TuneFile& file) {
+  std::string out =
+      "# HComm tune file (HCOMM_TUNE_FILE): the link model of the algorithms' cost functions.\n"
+      "# alpha_us: per message (one hop); beta_us_per_byte: per byte moved; gamma_us_per_byte:\n"
+      "# per byte reduced; mapped.*: the same through mapped memory (ranks of one host).\n";
+  auto line = [&](const char* key, const std::string& value) { out += std::string(key) + " = " + value + "\n"; };
+  if (file.ranks > 0) line("ranks", std::to_string(file.ranks));
+  if (!file.transports.empty()) line("transports", file.transports);
+  line("alpha_us", number_text(file.link.alpha_us));
+  line("beta_us_per_byte", number_text(file.link.beta_us_per_byte));
+  line("gamma_us_per_byte", number_text(file.link.gamma_us_per_byte));
+  if (file.mapped.alpha_us) line("mapped.alpha_us", number_text(*file.mapped.alpha_us));
+  if (file.mapped.beta_us_per_byte) line("mapped.beta_us_per_byte", number_text(*file.mapped.beta_us_per_byte));
+  if (file.mapped.gamma_us_per_byte) line("mapped.gamma_us_per_byte", number_text(*file.mapped.gamma_us_per_byte));
+  return out;
+}
+
+hcomm_comm_view_t apply_tune_file(const TuneFile& file, const hcomm_comm_view_t& measured) {
+  hcomm_comm_view_t view = measured;
+  view.link = file.link;
+  if (view.flags & HCOMM_VIEW_MAPPED) overlay(view.mapped, file.mapped);
+  return view;
+}
+
+}  // namespace hcomm::algorithm
