@@ -35,6 +35,8 @@ class ScheduleWriter {
   // one per element so that no chunk is empty. It depends only on its
   // arguments and the core's chunk size, so both ends of a transfer agree.
   uint32_t chunks(uint64_t bytes, size_t elem_size);
+  // Asks for `bytes` of HCOMM_BUF_SCRATCH (the largest request counts).
+  void need_scratch(uint64_t bytes) { builder_->need_scratch(builder_, bytes); }
 
  private:
   hcomm_schedule_builder_t* builder_;

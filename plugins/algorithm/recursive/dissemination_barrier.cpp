@@ -1,12 +1,13 @@
 // Dissemination barrier: ceil(log2 n) rounds of empty messages. A rank's
-// round k + 1, its signal and its receive, waits for its round k receive, so
-// what it signals in round k + 1 vouches for every rank it has heard so far.
-#include <climits>
-
-#include "common/services.hpp"
-#include "recursive.hpp"
+// round k + 1 signal waits for its round k receive and its round k signal,
+// which waited in turn, so what it signals vouches for every rank it has
+// heard so far (waiting for the receive alone would not: a late round-k-1
+// message would go unvouched). Receives wait for nothing: posted at once,
+// each matches its message as it arrives, and none waits for a send.
 #include "common/call.hpp"
 #include "common/patterns.hpp"
+#include "common/services.hpp"
+#include "recursive.hpp"
 
 namespace hcomm::algo {
 
@@ -14,7 +15,7 @@ namespace {
 
 void build_dissemination(const Call& call, ScheduleWriter& out) {
   const Dissemination pattern(call.nranks, call.rank);
-  int32_t heard = -1;  // the receive of the previous round
+  int32_t signalled = -1, heard = -1;  // the previous round's steps
   for (int round = 0; round < pattern.rounds(); ++round) {
     const uint32_t match = static_cast<uint32_t>(round);
     hcomm_step_t signal = {.kind = HCOMM_STEP_SEND,
@@ -22,15 +23,16 @@ void build_dissemination(const Call& call, ScheduleWriter& out) {
                            .match = match,
                            .src = at(HCOMM_BUF_SEND, 0),
                            .nchunks = 1};
-    if (round > 0) wait_whole(signal, heard);
-    out.add(signal);
-    hcomm_step_t hear = {.kind = HCOMM_STEP_RECV,
-                         .peer = pattern.recv_peer(round),
-                         .match = match,
-                         .dst = at(HCOMM_BUF_RECV, 0),
-                         .nchunks = 1};
-    if (round > 0) wait_whole(hear, heard);
-    heard = out.add(hear);
+    if (round > 0) {
+      wait_whole(signal, heard);
+      wait_whole(signal, signalled);
+    }
+    signalled = out.add(signal);
+    heard = out.add({.kind = HCOMM_STEP_RECV,
+                     .peer = pattern.recv_peer(round),
+                     .match = match,
+                     .dst = at(HCOMM_BUF_RECV, 0),
+                     .nchunks = 1});
   }
 }
 
@@ -46,17 +48,7 @@ hcomm_result_t dissemination_build(const hcomm_coll_args_t* args, const hcomm_co
 }  // namespace
 
 // A barrier carries no data: whatever size the call names, it is served.
-constinit const hcomm_algorithm_desc_t kDisseminationBarrier = {
-    .size = sizeof(hcomm_algorithm_desc_t),
-    .name = "dissemination",
-    .colls = 1u << HCOMM_COLL_BARRIER,
-    .mem_kinds = HCOMM_MEM_HOST | HCOMM_MEM_CUDA,
-    .min_bytes = 0,
-    .max_bytes = UINT64_MAX,
-    .min_ranks = 1,
-    .max_ranks = INT_MAX,
-    .cost = dissemination_cost,
-    .build = dissemination_build,
-};
+constinit const hcomm_algorithm_desc_t kDisseminationBarrier =
+    recursive_algorithm("dissemination", HCOMM_COLL_BARRIER, dissemination_cost, dissemination_build);
 
 }  // namespace hcomm::algo

@@ -10,6 +10,8 @@
 
 extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* hcomm_plugin_v1(void) {
   using namespace hcomm::algo;
-  static const hcomm_algorithm_desc_t* const algorithms[] = {&kDisseminationBarrier};
+  static const hcomm_algorithm_desc_t* const algorithms[] = {
+      &kRecursiveDoublingAllreduce,   &kRecursiveDoublingAllgather,    &kHalvingDoublingAllreduce,
+      &kHalvingDoublingReduceScatter, &kHalvingDoublingReduceScatterV, &kDisseminationBarrier};
   return plugin_header("recursive", HCOMM_ALGORITHM_VERSION, algorithms, std::size(algorithms));
 }

@@ -1,4 +1,4 @@
-// The ring algorithm plugin: pipelined ring schedules.
+// The ring algorithm plugin: pipelined ring and chain schedules.
 #include <iterator>
 
 #include "common/services.hpp"
@@ -10,6 +10,9 @@
 
 extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* hcomm_plugin_v1(void) {
   using namespace hcomm::algo;
-  static const hcomm_algorithm_desc_t* const algorithms[] = {&kRingAllreduce};
+  static const hcomm_algorithm_desc_t* const algorithms[] = {
+      &kRingAllreduce,      &kRingAllgather, &kRingAllgatherv, &kRingReduceScatter,
+      &kRingReduceScatterV, &kRingBroadcast, &kRingReduce,
+  };
   return plugin_header("ring", HCOMM_ALGORITHM_VERSION, algorithms, std::size(algorithms));
 }

@@ -1,5 +1,5 @@
 // The tree algorithm plugin: k-nomial and double binary trees.
-#include <iterator>
+#include <vector>
 
 #include "common/services.hpp"
 #include "tree.hpp"
@@ -10,6 +10,11 @@
 
 extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* hcomm_plugin_v1(void) {
   using namespace hcomm::algo;
-  static const hcomm_algorithm_desc_t* const algorithms[] = {&kBinomialBroadcast};
-  return plugin_header("tree", HCOMM_ALGORITHM_VERSION, algorithms, std::size(algorithms));
+  static const std::vector<const hcomm_algorithm_desc_t*> algorithms = [] {
+    std::vector<const hcomm_algorithm_desc_t*> all;
+    for (const auto* family : {&knomial_algorithms(), &double_binary_tree_algorithms()})
+      for (const hcomm_algorithm_desc_t& a : *family) all.push_back(&a);
+    return all;
+  }();
+  return plugin_header("tree", HCOMM_ALGORITHM_VERSION, algorithms.data(), algorithms.size());
 }

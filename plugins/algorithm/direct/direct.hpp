@@ -1,0 +1,78 @@
+// The direct algorithms: every rank reads its peers' data where the host
+// maps it (HCOMM_VIEW_MAPPED), with no messages: "one_shot" (each rank
+// reduces every input itself) and "two_shot" (each rank reduces a 1/n slice,
+// then gathers the others' slices). Both decline without mapped memory.
+#pragma once
+
+#include <cstdint>
+
+#include "common/call.hpp"
+#include "hcomm/plugin/algorithm.h"
+
+namespace hcomm::algo {
+
+extern const hcomm_algorithm_desc_t kOneShotAllreduce;
+extern const hcomm_algorithm_desc_t kTwoShotAllreduce;
+
+// The flags each algorithm raises (match ids; a flag is raised once per
+// round, and signals pair by order).
+enum DirectSignal : uint32_t {
+  kInputReady = 0,    // this rank's input is in its window (or its SEND is exposed)
+  kSliceReduced = 1,  // this rank's reduced slice is in its window
+  kDoneReading = 2,   // this rank read what it needed from the others
+};
+
+// How the rounds of a message through the windows split the work.
+enum class RoundKind {
+  kReduceAll,    // each rank reduces the whole piece (one_shot)
+  kReduceSlice,  // each rank reduces its slice and gathers the others' (two_shot)
+};
+
+// The pieces a message of `bytes` travels in through windows of
+// `window_bytes`: all at once when it fits, else in halves of the window used
+// in turn. 0 pieces when not even one element fits.
+struct Pieces {
+  uint64_t elements;  // per piece
+  uint64_t count;     // pieces
+  uint64_t slot_bytes;
+  static Pieces of(uint64_t elements, size_t elem_size, uint64_t window_bytes);
+};
+
+// What a direct builder sees: the call, the communicator's view (its mapped
+// memory) and the core's builder (for scratch).
+struct DirectCall {
+  const Call& call;
+  const hcomm_comm_view_t& view;
+  hcomm_schedule_builder_t& builder;
+};
+using DirectBuildFn = void (*)(const DirectCall& direct, ScheduleWriter& out);
+
+// run_builder for a direct algorithm: declines (HCOMM_ERR_UNSUPPORTED) when
+// the ranks do not map each other's memory, else runs `build`.
+hcomm_result_t run_direct(const char* algorithm, hcomm_coll_t coll, const hcomm_coll_args_t* args,
+                          const hcomm_comm_view_t* comm, hcomm_schedule_builder_t* builder,
+                          DirectBuildFn build) noexcept;
+
+// Whether a message goes through peers' buffers instead of the windows:
+// where ranks may copy from each other's buffers, from kPeerBuffersFrom on.
+// Loading a peer's input where it lies (mapped, or one copy by address)
+// beats copying it into a window for the peer to read from there from about
+// 8 KiB on (2 ranks, 2-core VM: 16 KiB took 6.1 us against 9.3 us, 1 MiB
+// 187 us against 353 us; 4 KiB 4.3 us against 3.6 us).
+constexpr uint64_t kPeerBuffersFrom = 8 << 10;
+inline bool reads_peer_buffers(const hcomm_comm_view_t& view, uint64_t bytes) {
+  return (view.flags & HCOMM_VIEW_PEER_BUFFERS) && (bytes >= kPeerBuffersFrom || bytes > view.window_bytes);
+}
+
+// An allreduce through the windows, piece by piece.
+void build_rounds(const DirectCall& direct, RoundKind kind, ScheduleWriter& out);
+
+// Every rank's data at `src` (a window offset, or SEND) combined in rank
+// order into `dst` (x0 op x1, then op x2, ...), so that every rank that does
+// it gets the same bits. A peer's data is read after its kInputReady signal;
+// this rank's own data and the first write into dst wait for step
+// `own_ready`. Returns the last step.
+int32_t reduce_from_all(const Call& call, ScheduleWriter& out, hcomm_bufref_t src, hcomm_bufref_t dst, uint64_t bytes,
+                        int32_t own_ready);
+
+}  // namespace hcomm::algo

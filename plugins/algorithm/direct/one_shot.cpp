@@ -1,0 +1,86 @@
+// One-shot allreduce: every rank reads every input and reduces them all in
+// rank order, so every rank computes the same bits after one synchronisation.
+// Small inputs go through the windows (in pieces when larger than a window);
+// larger ones, where ranks may copy from each other's buffers
+// (HCOMM_VIEW_PEER_BUFFERS), are read from the peers' SEND instead: in place
+// where it is mapped, with one copy where it is not.
+#include <algorithm>
+#include <climits>
+#include <limits>
+
+#include "common/services.hpp"
+#include "direct.hpp"
+#include "mapped_steps.hpp"
+
+namespace hcomm::algo {
+
+namespace {
+
+// Every rank exposes SEND at once (kInputReady). The result builds in RECV,
+// or in scratch when in place: peers read this rank's SEND (its RECV) until
+// they say kDoneReading, and no rank leaves before that.
+void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
+  const Call& call = direct.call;
+  signal_all(call, out, kInputReady, -1);
+  const bool in_place = call.args.in_place;
+  if (in_place) direct.builder.need_scratch(&direct.builder, call.bytes);
+  const hcomm_bufref_t result = at(in_place ? HCOMM_BUF_SCRATCH : HCOMM_BUF_RECV, 0);
+  const int32_t reduced = reduce_from_all(call, out, at(HCOMM_BUF_SEND, 0), result, call.bytes, -1);
+  signal_all(call, out, kDoneReading, reduced);
+  const int32_t all_done = wait_all(call, out, kDoneReading, -1);
+  if (!in_place) return;
+  hcomm_step_t copy = {.kind = HCOMM_STEP_COPY,
+                       .src = result,
+                       .dst = at(HCOMM_BUF_RECV, 0),
+                       .bytes = call.bytes,
+                       .nchunks = out.chunks(call.bytes, call.args.dtype_size)};
+  wait_whole(copy, reduced);
+  wait_whole(copy, all_done);
+  out.add(copy);
+}
+
+void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
+  if (direct.call.bytes == 0) return;
+  if (reads_peer_buffers(direct.view, direct.call.bytes))
+    build_from_peer_buffers(direct, out);
+  else
+    build_rounds(direct, RoundKind::kReduceAll, out);
+}
+
+// A load of every input and n - 1 reductions of it, plus a copy into the
+// window and a synchronisation or two per piece.
+double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* view) {
+  if (!(view->flags & HCOMM_VIEW_MAPPED)) return std::numeric_limits<double>::infinity();
+  const uint64_t bytes = static_cast<uint64_t>(args->count) * args->dtype_size;
+  const double b = static_cast<double>(bytes);
+  const hcomm_link_model_t& m = view->mapped;
+  const bool direct = reads_peer_buffers(*view, bytes);
+  const double pieces =
+      direct ? 1.0 : static_cast<double>(std::max<uint64_t>(Pieces::of(args->count, args->dtype_size,
+                                                                         view->window_bytes).count, 1));
+  const double syncs = direct || pieces == 1.0 ? 1.0 + direct : 2.0 * pieces;
+  return syncs * m.alpha_us + (direct ? 0.0 : b * m.beta_us_per_byte) + b * m.beta_us_per_byte +
+         (view->nranks - 1) * b * m.gamma_us_per_byte;
+}
+
+hcomm_result_t one_shot_build(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm,
+                              hcomm_schedule_builder_t* builder) {
+  return run_direct("one_shot allreduce", HCOMM_COLL_ALLREDUCE, args, comm, builder, build_one_shot);
+}
+
+}  // namespace
+
+constinit const hcomm_algorithm_desc_t kOneShotAllreduce = {
+    .size = sizeof(hcomm_algorithm_desc_t),
+    .name = "one_shot",
+    .colls = 1u << HCOMM_COLL_ALLREDUCE,
+    .mem_kinds = HCOMM_MEM_HOST,
+    .min_bytes = 0,
+    .max_bytes = UINT64_MAX,
+    .min_ranks = 2,
+    .max_ranks = INT_MAX,
+    .cost = one_shot_cost,
+    .build = one_shot_build,
+};
+
+}  // namespace hcomm::algo

@@ -1,0 +1,111 @@
+// Two-shot allreduce: a reduce-scatter, then an allgather. Each rank
+// combines a 1/n slice of every rank's input in rank order, and gathers the
+// other slices from their owners; each slice is combined once, so every rank
+// has the same bits. Small messages go through the windows (in pieces when
+// larger than a window); larger ones, where ranks may copy from each other's
+// buffers, are read from the peers' SEND and RECV instead.
+#include <algorithm>
+#include <climits>
+#include <limits>
+
+#include "common/blocks.hpp"
+#include "direct.hpp"
+#include "mapped_steps.hpp"
+
+namespace hcomm::algo {
+
+namespace {
+
+// Every rank exposes SEND (kInputReady at once) and combines its slice from
+// every rank's SEND into its RECV (through scratch when in place: the first
+// load would overwrite its own input there), announces it (kSliceReduced)
+// and loads every other slice from its owner's RECV. Its own SEND and RECV
+// are read until every peer says kDoneReading.
+void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
+  const Call& call = direct.call;
+  const size_t es = call.args.dtype_size;
+  const BlockPartition blocks(call.args.count, call.nranks, es);
+  const int me = call.rank;
+  signal_all(call, out, kInputReady, -1);
+  int32_t last_read = -1;
+  if (const uint64_t bytes = blocks.bytes(me)) {
+    const uint64_t off = blocks.offset(me);
+    const bool in_place = call.args.in_place;
+    if (in_place) direct.builder.need_scratch(&direct.builder, bytes);
+    const hcomm_bufref_t slice = at(in_place ? HCOMM_BUF_SCRATCH : HCOMM_BUF_RECV, in_place ? 0 : off);
+    last_read = reduce_from_all(call, out, at(HCOMM_BUF_SEND, off), slice, bytes, -1);
+    int32_t ready = last_read;
+    if (in_place) {
+      hcomm_step_t copy = {.kind = HCOMM_STEP_COPY,
+                           .src = slice,
+                           .dst = at(HCOMM_BUF_RECV, off),
+                           .bytes = bytes,
+                           .nchunks = out.chunks(bytes, es)};
+      wait_chunkwise(copy, last_read);
+      ready = out.add(copy);
+    }
+    signal_all(call, out, kSliceReduced, ready);
+  }
+  for (int k = 1; k < call.nranks; ++k) {
+    const int p = (me + k) % call.nranks;
+    const uint64_t bytes = blocks.bytes(p), off = blocks.offset(p);
+    if (bytes == 0) continue;
+    hcomm_step_t s = read_step(call, p, at(HCOMM_BUF_RECV, off), at(HCOMM_BUF_RECV, off), bytes, out.chunks(bytes, es),
+                               false, false);
+    wait_whole(s, wait_for(out, p, kSliceReduced, -1));
+    if (last_read >= 0) wait_whole(s, last_read);
+    last_read = out.add(s);
+  }
+  signal_all(call, out, kDoneReading, last_read);
+  wait_all(call, out, kDoneReading, -1);
+}
+
+void build_two_shot(const DirectCall& direct, ScheduleWriter& out) {
+  if (direct.call.bytes == 0) return;
+  if (reads_peer_buffers(direct.view, direct.call.bytes))
+    build_from_peer_buffers(direct, out);
+  else
+    build_rounds(direct, RoundKind::kReduceSlice, out);
+}
+
+// A copy of the input into the window (or none, from peers' buffers), (n-1)/n
+// of it loaded and combined, (n-1)/n gathered, a slice copied back; two
+// synchronisations per piece, three when its window half is reused (three
+// in all from peers' buffers). Gathered slices were written just before by
+// another core, which makes loading them about twice as slow.
+double two_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* view) {
+  if (!(view->flags & HCOMM_VIEW_MAPPED)) return std::numeric_limits<double>::infinity();
+  const uint64_t bytes = static_cast<uint64_t>(args->count) * args->dtype_size;
+  const double b = static_cast<double>(bytes);
+  const hcomm_link_model_t& m = view->mapped;
+  const int n = view->nranks;
+  const double share = (n - 1) * b / n;
+  if (reads_peer_buffers(*view, bytes))
+    return 3.0 * m.alpha_us + 3.0 * share * m.beta_us_per_byte + share * m.gamma_us_per_byte;
+  const double pieces = static_cast<double>(
+      std::max<uint64_t>(Pieces::of(args->count, args->dtype_size, view->window_bytes).count, 1));
+  const double syncs = pieces == 1.0 ? 2.0 : 3.0 * pieces;
+  return syncs * m.alpha_us + (b + b / n + 3.0 * share) * m.beta_us_per_byte + share * m.gamma_us_per_byte;
+}
+
+hcomm_result_t two_shot_build(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm,
+                              hcomm_schedule_builder_t* builder) {
+  return run_direct("two_shot allreduce", HCOMM_COLL_ALLREDUCE, args, comm, builder, build_two_shot);
+}
+
+}  // namespace
+
+constinit const hcomm_algorithm_desc_t kTwoShotAllreduce = {
+    .size = sizeof(hcomm_algorithm_desc_t),
+    .name = "two_shot",
+    .colls = 1u << HCOMM_COLL_ALLREDUCE,
+    .mem_kinds = HCOMM_MEM_HOST,
+    .min_bytes = 0,
+    .max_bytes = UINT64_MAX,
+    .min_ranks = 2,
+    .max_ranks = INT_MAX,
+    .cost = two_shot_cost,
+    .build = two_shot_build,
+};
+
+}  // namespace hcomm::algo

@@ -1,0 +1,135 @@
+// Recursive doubling: log2 p rounds in which partners exchange all they hold,
+// the fewest messages for a latency-bound call. A non-power-of-two
+// communicator folds onto p ranks first and unfolds after (hypercube.hpp).
+#include "common/services.hpp"
+#include "hypercube.hpp"
+#include "recursive.hpp"
+
+namespace hcomm::algo {
+
+namespace {
+
+// Round k: a rank sends its partial result (SEND at first, RECV after) and
+// receives its partner's into scratch; both compute the lower group's value
+// op the higher group's into RECV, the same operands in the same order, so
+// every rank ends with bit-identical values. A reduction that overwrites the
+// partial result being sent waits for that send; a receive into scratch
+// waits for the reduction that still reads it.
+void build_allreduce(const Call& call, ScheduleWriter& out) {
+  if (call.bytes == 0) return;
+  if (call.nranks == 1) return copy_input_to_output(call, out);
+  const FoldedHypercube cube(call.nranks, call.rank);
+  if (cube.folded_out()) return fold_out(call, out, cube, call.bytes, call.bytes);
+  out.need_scratch(call.bytes);
+  const uint32_t nchunks = out.chunks(call.bytes, call.args.dtype_size);
+  hcomm_buffer_t partial = HCOMM_BUF_SEND;
+  int32_t produced = -1;  // the step that wrote `partial`
+  if (cube.folded_in()) {
+    produced = fold_in_reduce(call, out, cube, call.bytes, at(HCOMM_BUF_RECV, 0));
+    partial = HCOMM_BUF_RECV;
+  }
+  for (int round = 0; round < cube.rounds(); ++round) {
+    const int64_t d = FoldedHypercube::doubling_distance(round);
+    const uint32_t match = static_cast<uint32_t>(round);
+    hcomm_step_t send = {.kind = HCOMM_STEP_SEND,
+                         .peer = cube.peer(d),
+                         .match = match,
+                         .src = at(partial, 0),
+                         .bytes = call.bytes,
+                         .nchunks = nchunks};
+    if (produced >= 0) wait_chunkwise(send, produced);
+    const int32_t sent = out.add(send);
+    hcomm_step_t recv = {.kind = HCOMM_STEP_RECV,
+                         .peer = cube.peer(d),
+                         .match = match,
+                         .dst = at(HCOMM_BUF_SCRATCH, 0),
+                         .bytes = call.bytes,
+                         .nchunks = nchunks};
+    if (round > 0) wait_chunkwise(recv, produced);
+    const int32_t received = out.add(recv);
+    const hcomm_bufref_t mine = at(partial, 0), theirs = at(HCOMM_BUF_SCRATCH, 0);
+    hcomm_step_t reduce = {.kind = HCOMM_STEP_REDUCE,
+                           .flags = round + 1 == cube.rounds() ? uint32_t{HCOMM_STEP_FINAL} : 0u,
+                           .src = cube.lower(d) ? mine : theirs,
+                           .src2 = cube.lower(d) ? theirs : mine,
+                           .dst = at(HCOMM_BUF_RECV, 0),
+                           .bytes = call.bytes,
+                           .nchunks = nchunks};
+    wait_chunkwise(reduce, received);
+    if (produced >= 0) wait_chunkwise(reduce, produced);
+    if (partial == HCOMM_BUF_RECV || call.args.in_place) wait_chunkwise(reduce, sent);
+    produced = out.add(reduce);
+    partial = HCOMM_BUF_RECV;
+  }
+  if (cube.folded_in()) unfold(call, out, cube, at(HCOMM_BUF_RECV, 0), call.bytes, {produced});
+}
+
+// Blocks travel in RECV: a rank places its own block, a folded-in rank also
+// its partner's, then round k exchanges groups of 2^k virtual ranks' blocks.
+void build_allgather(const Call& call, ScheduleWriter& out) {
+  if (call.bytes == 0) return;
+  const FoldedHypercube cube(call.nranks, call.rank);
+  const BlockLayout blocks = BlockLayout::recv(call.args, call.nranks);
+  const uint64_t total = blocks.total_bytes();
+  if (cube.folded_out()) return fold_out(call, out, cube, call.bytes, total);
+  int32_t placed = -1;
+  if (!call.args.in_place)
+    placed = out.add({.kind = HCOMM_STEP_COPY,
+                      .src = at(HCOMM_BUF_SEND, 0),
+                      .dst = at(HCOMM_BUF_RECV, blocks.offset(call.rank)),
+                      .bytes = call.bytes,
+                      .nchunks = 1});
+  int32_t folded = -1;
+  if (cube.folded_in())
+    folded = out.add({.kind = HCOMM_STEP_RECV,
+                      .peer = cube.fold_partner(),
+                      .match = kFoldMatch,
+                      .dst = at(HCOMM_BUF_RECV, blocks.offset(cube.fold_partner())),
+                      .bytes = call.bytes,
+                      .nchunks = out.chunks(call.bytes, call.args.dtype_size)});
+  const Doubled x = double_up(call, out, cube, rank_bounds(cube, blocks, call.nranks), 0, {placed, folded});
+  if (cube.folded_in()) unfold(call, out, cube, at(HCOMM_BUF_RECV, 0), total, {x.last_send, x.last_recv});
+}
+
+// log2 p rounds of the whole message, sent and reduced; a fold costs a
+// message each way and a reduction more. A lone rank copies unless in place.
+double allreduce_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
+  const double bytes = static_cast<double>(args->count) * static_cast<double>(args->dtype_size);
+  const hcomm_link_model_t& link = comm->link;
+  if (comm->nranks <= 1) return args->in_place ? 0.0 : bytes * link.gamma_us_per_byte;
+  const FoldedHypercube cube(comm->nranks, 0);
+  const double round = link.alpha_us + bytes * (link.beta_us_per_byte + link.gamma_us_per_byte);
+  const double fold = cube.size() == comm->nranks ? 0.0 : round + link.alpha_us + bytes * link.beta_us_per_byte;
+  return cube.rounds() * round + fold;
+}
+
+// log2 p rounds that together move (p-1)/p of the result; a fold sends one
+// block in and the whole result back.
+double allgather_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
+  const double block = static_cast<double>(args->count) * static_cast<double>(args->dtype_size);
+  const hcomm_link_model_t& link = comm->link;
+  if (comm->nranks <= 1) return args->in_place ? 0.0 : block * link.gamma_us_per_byte;
+  const FoldedHypercube cube(comm->nranks, 0);
+  const double total = block * comm->nranks, p = cube.size();
+  const double fold = cube.size() == comm->nranks ? 0.0 : 2 * link.alpha_us + (block + total) * link.beta_us_per_byte;
+  return cube.rounds() * link.alpha_us + total * (p - 1) / p * link.beta_us_per_byte + fold;
+}
+
+hcomm_result_t allreduce_build(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm,
+                               hcomm_schedule_builder_t* builder) {
+  return run_builder("recursive_doubling allreduce", HCOMM_COLL_ALLREDUCE, args, comm, builder, build_allreduce);
+}
+
+hcomm_result_t allgather_build(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm,
+                               hcomm_schedule_builder_t* builder) {
+  return run_builder("recursive_doubling allgather", HCOMM_COLL_ALLGATHER, args, comm, builder, build_allgather);
+}
+
+}  // namespace
+
+constinit const hcomm_algorithm_desc_t kRecursiveDoublingAllreduce =
+    recursive_algorithm("recursive_doubling", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build);
+constinit const hcomm_algorithm_desc_t kRecursiveDoublingAllgather =
+    recursive_algorithm("recursive_doubling", HCOMM_COLL_ALLGATHER, allgather_cost, allgather_build);
+
+}  // namespace hcomm::algo
