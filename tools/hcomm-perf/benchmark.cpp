@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "algorithms.hpp"
+
 namespace hcomm::perf {
 namespace {
 
@@ -17,10 +19,12 @@ std::vector<SweepPoint> sweep_for(const Options& options, const Collective& coll
   return size_sweep(options.min_bytes, options.max_bytes, options.step_factor, dtype_info(options.dtype).size);
 }
 
-size_t largest_bytes(const std::vector<SweepPoint>& points) {
-  size_t bytes = 0;
-  for (const SweepPoint& p : points) bytes = std::max(bytes, p.bytes);
-  return bytes;
+// The layout of the largest call, which sizes the buffers.
+Layout largest_layout(const Options& options, const Collective& collective, const DataSpec& spec,
+                      const std::vector<SweepPoint>& points) {
+  size_t count = 0;
+  for (const SweepPoint& p : points) count = std::max(count, p.count);
+  return collective.layout(spec, count, options.inplace);
 }
 
 }  // namespace
@@ -37,30 +41,30 @@ Benchmark::Benchmark(const Options& options, const Collective& collective, const
     : options_(options),
       collective_(collective),
       comm_(comm),
+      coll_(coll_of(collective.name)),
       elem_size_(dtype_info(options.dtype).size),
+      spec_{.dtype = options.dtype, .op = options.op, .nranks = comm.size(), .rank = comm.rank(), .root = options.root},
       points_(sweep_for(options, collective)),
-      input_(largest_bytes(points_)),
-      recv_(largest_bytes(points_)),
-      expected_(largest_bytes(points_)) {}
+      largest_(largest_layout(options, collective, spec_, points_)),
+      input_(largest_.input * elem_size_),
+      recv_(largest_.buffer * elem_size_),
+      expected_(largest_.result * elem_size_) {}
 
-Row Benchmark::measure(const SweepPoint& point) {
+Row Benchmark::measure(const SweepPoint& point, const std::string& algorithm) {
   try {
-    return measure_point(point);
+    return measure_point(point, algorithm);
   } catch (const CallError& e) {
     throw CallError(std::string(e.what()) + " (" + std::string(collective_.name) + " of " +
                     std::to_string(point.bytes) + " B)");
   }
 }
 
-Row Benchmark::measure_point(const SweepPoint& point) {
-  if (collective_.uses_data()) {
-    const DataSpec spec{.dtype = options_.dtype,
-                        .op = options_.op,
-                        .nranks = comm_.size(),
-                        .rank = comm_.rank(),
-                        .root = options_.root};
-    collective_.fill(spec, input_.data(), expected_.data(), point.count);
-  }
+Row Benchmark::measure_point(const SweepPoint& point, const std::string& algorithm) {
+  layout_ = collective_.layout(spec_, point.count, options_.inplace);
+  if (collective_.uses_data()) collective_.fill(spec_, input_.data(), expected_.data(), point.count);
+  // Forced for the timed calls only, not for the allreduces of the results below.
+  if (!algorithm.empty()) force(comm_, coll_, algorithm);
+  const std::string used = query(comm_, coll_, point.count, options_.dtype);
   check(hcomm_barrier(comm_.get(), nullptr), "hcomm_barrier");
 
   uint64_t wrong = 0;
@@ -72,8 +76,10 @@ Row Benchmark::measure_point(const SweepPoint& point) {
     wrong += mismatch.wrong;
   }
 
+  if (!algorithm.empty()) force(comm_, coll_, "");
+
   const double average_us = elapsed_s * 1e6 / options_.iters;
-  Row row{.bytes = point.bytes, .count = point.count};
+  Row row{.bytes = point.bytes, .count = point.count, .algorithm = used};
   check(hcomm_allreduce(&average_us, &row.time_us, 1, HCOMM_FLOAT64, HCOMM_MAX, comm_.get(), nullptr),
         "hcomm_allreduce (of the times)");
   check(hcomm_allreduce(&wrong, &row.wrong, 1, HCOMM_UINT64, HCOMM_SUM, comm_.get(), nullptr),
@@ -84,18 +90,17 @@ Row Benchmark::measure_point(const SweepPoint& point) {
   return row;
 }
 
-// In place, the input is restored before every call (the last call overwrote
-// it). Out of place with checking, the output starts as the complement of
-// the expected result, so that an element the call did not write is wrong.
-// Only the call itself is timed.
+// With checking, the result starts as the complement of the expected
+// result, so that an element the call did not write is wrong. In place, the
+// input is then restored where the layout puts it (the last call overwrote
+// it). Only the call itself is timed.
 Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
-  void* recv = recv_.data();
-  if (options_.inplace) {
-    std::memcpy(recv, input_.data(), point.bytes);
-  } else if (options_.check) {
-    write_complement(recv, expected_.data(), point.bytes);
-  }
-  const CallArgs args{.send = options_.inplace ? recv : input_.data(),
+  auto* buffer = static_cast<unsigned char*>(recv_.data());
+  void* recv = buffer + layout_.recv_offset * elem_size_;
+  void* send = layout_.in_place ? buffer + layout_.send_offset * elem_size_ : input_.data();
+  if (options_.check) write_complement(recv, expected_.data(), layout_.result * elem_size_);
+  if (layout_.in_place) std::memcpy(send, input_.data(), layout_.input * elem_size_);
+  const CallArgs args{.send = send,
                       .recv = recv,
                       .count = point.count,
                       .dtype = options_.dtype,
@@ -106,7 +111,7 @@ Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
   run_call(args);
   elapsed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!options_.check || !collective_.uses_data()) return {};
-  return compare_elements(recv, expected_.data(), point.count, elem_size_);
+  return compare_elements(recv, expected_.data(), layout_.result, elem_size_);
 }
 
 void Benchmark::run_call(const CallArgs& args) const {
@@ -127,8 +132,9 @@ void Benchmark::report_wrong(const SweepPoint& point, int iteration, const Misma
                "expected %.17g\n",
                comm_.rank(), std::string(collective_.name).c_str(), point.bytes,
                warmup ? "warm-up iteration" : "iteration", warmup ? iteration : iteration - options_.warmup,
-               mismatch.wrong, point.count, mismatch.first_index,
-               element_value(options_.dtype, recv_.data(), mismatch.first_index),
+               mismatch.wrong, layout_.result, mismatch.first_index,
+               element_value(options_.dtype, static_cast<unsigned char*>(recv_.data()) + layout_.recv_offset * elem_size_,
+                             mismatch.first_index),
                element_value(options_.dtype, expected_.data(), mismatch.first_index));
 }
 

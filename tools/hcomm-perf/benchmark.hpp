@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "collectives.hpp"
@@ -22,7 +23,8 @@ struct Row {
   double time_us;  // the slowest rank's average over the timed iterations
   double algbw_gbps;
   double busbw_gbps;
-  uint64_t wrong;  // wrong elements, summed over ranks and iterations
+  uint64_t wrong;         // wrong elements, summed over ranks and iterations
+  std::string algorithm;  // the one the library used (hcomm_comm_query_algorithm)
 };
 
 class AlignedBuffer {
@@ -40,10 +42,12 @@ class Benchmark {
 
   const std::vector<SweepPoint>& points() const { return points_; }
   // Collective across all ranks: every rank measures the same point.
-  Row measure(const SweepPoint& point);
+  // `algorithm` is forced for the timed calls (empty: the library's choice);
+  // where it does not serve the point, the library's choice runs.
+  Row measure(const SweepPoint& point, const std::string& algorithm = "");
 
  private:
-  Row measure_point(const SweepPoint& point);
+  Row measure_point(const SweepPoint& point, const std::string& algorithm);
   // Runs one call of the collective, adds its time to elapsed_s, and returns
   // what was wrong in its result on this rank.
   Mismatch iterate(const SweepPoint& point, double& elapsed_s);
@@ -53,10 +57,14 @@ class Benchmark {
   const Options& options_;
   const Collective& collective_;
   const Communicator& comm_;
+  hcomm_coll_t coll_;
   size_t elem_size_;
+  DataSpec spec_;  // this rank's part in every call
   std::vector<SweepPoint> points_;
+  Layout largest_;  // of the largest call: sizes the buffers
+  Layout layout_;   // of the size being measured
   AlignedBuffer input_;     // this rank's data, as filled
-  AlignedBuffer recv_;      // the collective's output (and input, in place)
+  AlignedBuffer recv_;      // the receive buffer (which holds the input too, in place)
   AlignedBuffer expected_;  // the exact result
 };
 

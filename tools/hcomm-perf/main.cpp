@@ -1,5 +1,7 @@
 // hcomm-perf: measures a collective over a size sweep, in the manner of
-// nccl-tests, checking every element of every result. Run under hcomm-run:
+// nccl-tests, checking every element of every result; or compares the
+// algorithms at every size (--sweep-algos); or measures the link model for
+// HCOMM_TUNE_FILE (--calibrate). Run under hcomm-run:
 //   hcomm-run -n 4 hcomm-perf -c allreduce -b 8 -e 64M -d float32 -o sum
 #include <cstdio>
 #include <exception>
@@ -8,7 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "algo_sweep.hpp"
+#include "algorithms.hpp"
 #include "benchmark.hpp"
+#include "calibrate.hpp"
 #include "collectives.hpp"
 #include "communicator.hpp"
 #include "hcomm/hcomm.h"
@@ -19,26 +24,42 @@ namespace {
 
 using namespace hcomm::perf;
 
-// Every rank runs the same sweep; only rank 0 prints. Returns the exit status.
-int sweep(const Options& options, const Collective& collective, Communicator& comm) {
-  if (collective.uses_root && options.root >= comm.size()) {
-    if (comm.rank() == 0)
-      std::fprintf(stderr, "hcomm-perf: --root %d: this job has %d ranks (use 0 to %d)\n", options.root, comm.size(),
-                   comm.size() - 1);
-    check(hcomm_barrier(comm.get(), nullptr), "hcomm_barrier");  // rank 0 has said why before any rank ends
-    return 2;
-  }
+// One table row per size, the library choosing the algorithm (or --algo).
+uint64_t sweep_sizes(const Options& options, const Collective& collective, const Communicator& comm) {
   std::unique_ptr<Report> report;
   if (comm.rank() == 0) report = std::make_unique<Report>(options, collective, comm.size());
   Benchmark benchmark(options, collective, comm);
   if (report) report->header();
   uint64_t wrong = 0;
   for (const SweepPoint& point : benchmark.points()) {
-    const Row row = benchmark.measure(point);
+    const Row row = benchmark.measure(point, options.algorithm);
     wrong += row.wrong;
     if (report) report->row(row);
   }
   if (report) report->finish();
+  return wrong;
+}
+
+// A command-line value this job cannot use: rank 0 says why before any rank
+// ends. Returns the exit status.
+int refuse(const Communicator& comm, const std::string& why) {
+  if (comm.rank() == 0) std::fprintf(stderr, "hcomm-perf: %s\n", why.c_str());
+  check(hcomm_barrier(comm.get(), nullptr), "hcomm_barrier");
+  return 2;
+}
+
+// Every rank runs the same sweep; only rank 0 prints. Returns the exit status.
+int sweep(const Options& options, const Collective& collective, Communicator& comm) {
+  if (collective.uses_root && options.root >= comm.size())
+    return refuse(comm, "--root " + std::to_string(options.root) + ": this job has " + std::to_string(comm.size()) +
+                            " ranks (use 0 to " + std::to_string(comm.size() - 1) + ")");
+  if (std::string why; !options.algorithm.empty()) {
+    if (!try_force(comm, coll_of(collective.name), options.algorithm, &why))
+      return refuse(comm, "--algo " + options.algorithm + ": " + why);
+    force(comm, coll_of(collective.name), "");
+  }
+  const uint64_t wrong =
+      options.sweep_algorithms ? sweep_algorithms(options, collective, comm) : sweep_sizes(options, collective, comm);
   // Every rank knows the total of wrong elements and fails alike; none may
   // end before rank 0 has written everything, or a launcher stopping the job
   // at the first failing rank would cut the report short.
@@ -50,7 +71,7 @@ int sweep(const Options& options, const Collective& collective, Communicator& co
 int run(const Options& options, const Collective& collective) {
   Communicator comm;
   try {
-    return sweep(options, collective, comm);
+    return options.calibrate_path.empty() ? sweep(options, collective, comm) : calibrate(options, comm);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hcomm-perf: rank %d: %s\n", comm.rank(), e.what());
     return 1;

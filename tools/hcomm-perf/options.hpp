@@ -67,7 +67,10 @@ struct Options {
   bool inplace = false;
   bool check = true;
   bool blocking = true;
-  std::string json_path;  // empty: no JSON file
+  std::string json_path;          // empty: no JSON file
+  std::string algorithm;          // --algo: forced for the timed calls; empty: the library's choice
+  bool sweep_algorithms = false;  // every algorithm forced in turn, then the library's choice
+  std::string calibrate_path;     // --calibrate: measure the link model into this file instead of a sweep
   bool help = false;
 };
 
@@ -153,7 +156,12 @@ struct OptionSpec {
 // Iteration counts stay below this, so that warm-up plus timed iterations fit an int.
 inline constexpr int kMaxCount = 1000000000;
 
-inline constexpr std::array<OptionSpec, 16> kOptionSpecs = {{
+inline std::string non_empty(std::string_view text, std::string_view option, const char* what) {
+  if (text.empty()) throw UsageError(std::string(option) + " needs " + what);
+  return std::string(text);
+}
+
+inline constexpr std::array<OptionSpec, 19> kOptionSpecs = {{
     {'c', "collective", true, [](Options& o, std::string_view v, std::string_view) { o.collective = v; }},
     {'b', "minbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.min_bytes = parse_size(v, n); }},
     {'e', "maxbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.max_bytes = parse_size(v, n); }},
@@ -171,6 +179,11 @@ inline constexpr std::array<OptionSpec, 16> kOptionSpecs = {{
     {'n', "iters", true,
      [](Options& o, std::string_view v, std::string_view n) { o.iters = parse_int(v, n, 1, kMaxCount); }},
     {0, "json", true, [](Options& o, std::string_view v, std::string_view) { o.json_path = v; }},
+    {0, "algo", true,
+     [](Options& o, std::string_view v, std::string_view n) { o.algorithm = non_empty(v, n, "an algorithm name"); }},
+    {0, "sweep-algos", false, [](Options& o, std::string_view, std::string_view) { o.sweep_algorithms = true; }},
+    {0, "calibrate", true,
+     [](Options& o, std::string_view v, std::string_view n) { o.calibrate_path = non_empty(v, n, "a file name"); }},
     {0, "inplace", false, [](Options& o, std::string_view, std::string_view) { o.inplace = true; }},
     {0, "check", false, [](Options& o, std::string_view, std::string_view) { o.check = true; }},
     {0, "no-check", false, [](Options& o, std::string_view, std::string_view) { o.check = false; }},
@@ -212,6 +225,15 @@ inline Options parse_options(std::span<const std::string_view> args, std::span<c
   }
   if (std::find(collectives.begin(), collectives.end(), options.collective) == collectives.end())
     throw UsageError("--collective '" + options.collective + "': expected one of " + join_names(collectives, ", "));
+  if (!options.calibrate_path.empty() &&
+      (!options.algorithm.empty() || options.sweep_algorithms || !options.json_path.empty()))
+    throw UsageError(
+        "--calibrate measures the links, not a collective: it does not combine with --algo, --sweep-algos "
+        "or --json");
+  if (options.sweep_algorithms && !options.algorithm.empty())
+    throw UsageError("--sweep-algos forces every algorithm in turn: it does not combine with --algo");
+  if (options.sweep_algorithms && !options.json_path.empty())
+    throw UsageError("--json writes one algorithm per size: it does not combine with --sweep-algos");
   if (options.min_bytes > options.max_bytes)
     throw UsageError("--minbytes " + std::to_string(options.min_bytes) + " is larger than --maxbytes " +
                      std::to_string(options.max_bytes));
@@ -235,12 +257,19 @@ inline std::string usage_text(std::span<const std::string_view> collectives) {
          "      --blocking, --nonblocking\n"
          "                           blocking calls, or the i-forms and hcomm_wait (default blocking)\n"
          "      --json FILE          also write the rows to FILE as a JSON array\n"
+         "      --algo NAME          force algorithm NAME for the collective (hcomm-info lists\n"
+         "                           them); an error where NAME does not serve it\n"
+         "      --sweep-algos        per size, every algorithm that serves the collective, then\n"
+         "                           the library's own choice (auto), and how close auto comes\n"
+         "      --calibrate FILE     measure the link model (latency, bandwidth, reduction) on\n"
+         "                           this communicator into FILE, for HCOMM_TUNE_FILE=FILE;\n"
+         "                           uses -w and -n, needs at least 2 ranks\n"
          "  -h, --help               show this text\n"
          "\n"
          "Sizes are rounded down to whole elements; a size that rounds to the same\n"
          "count as the row before is skipped, so a sweep that starts below one element\n"
-         "begins with one row of count 0. Exits non-zero when any element was wrong or\n"
-         "any call failed.\n";
+         "begins with one row of count 0. The last column names the algorithm used at\n"
+         "that size. Exits non-zero when any element was wrong or any call failed.\n";
 }
 
 // One row of the sweep: the bytes actually moved per rank, and the count.

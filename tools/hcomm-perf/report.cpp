@@ -15,40 +15,58 @@ std::string json_string_or_null(const std::string& column) { return column == kN
 }  // namespace
 
 Report::Report(const Options& options, const Collective& collective, int nranks)
-    : options_(options), collective_(collective), nranks_(nranks), json_(nullptr, &std::fclose) {
+    : options_(options),
+      collective_(collective),
+      nranks_(nranks),
+      columns_(run_columns(options, collective)),
+      json_(nullptr, &std::fclose) {
   if (options.json_path.empty()) return;
   json_.reset(std::fopen(options.json_path.c_str(), "w"));
   if (!json_) throw std::runtime_error("--json: cannot write '" + options.json_path + "': " + std::strerror(errno));
 }
 
-std::string Report::dtype_column() const {
-  return collective_.uses_data() ? std::string(dtype_info(options_.dtype).name) : kNone;
+RunColumns run_columns(const Options& options, const Collective& collective) {
+  return RunColumns{.dtype = collective.uses_data() ? std::string(dtype_info(options.dtype).name) : kNone,
+                    .op = collective.uses_op ? std::string(op_name(options.op)) : kNone,
+                    .root = collective.uses_root ? std::to_string(options.root) : kNone,
+                    .checked = options.check && collective.uses_data()};
 }
-std::string Report::op_column() const { return collective_.uses_op ? std::string(op_name(options_.op)) : kNone; }
-bool Report::checked() const { return options_.check && collective_.uses_data(); }
 
-std::string Report::root_column() const { return collective_.uses_root ? std::to_string(options_.root) : kNone; }
+void print_wrong_total(const RunColumns& columns, uint64_t wrong) {
+  if (columns.checked)
+    std::printf("# wrong elements: %llu\n", static_cast<unsigned long long>(wrong));
+  else
+    std::printf("# results not checked\n");
+}
+
+std::string run_description(const Options& options, const Collective& collective, int nranks) {
+  const RunColumns columns = run_columns(options, collective);
+  std::string run = std::string(collective.name) + ":";
+  if (collective.uses_data()) run += " dtype " + columns.dtype + ",";
+  if (collective.uses_op) run += " op " + columns.op + ",";
+  if (collective.uses_root) run += " root " + columns.root + ",";
+  run += " " + std::to_string(nranks) + (nranks == 1 ? " rank, " : " ranks, ");
+  if (collective.uses_data()) run += options.inplace ? "in place, " : "out of place, ";
+  run += options.blocking ? "blocking" : "nonblocking";
+  if (!options.algorithm.empty()) run += ", algorithm " + options.algorithm + " forced";
+  run += "; warm-up " + std::to_string(options.warmup) + ", iterations " + std::to_string(options.iters);
+  if (columns.checked) run += ", every element checked";
+  return run;
+}
 
 void Report::header() const {
-  std::string run = std::string(collective_.name) + ":";
-  if (collective_.uses_data()) run += " dtype " + dtype_column() + ",";
-  if (collective_.uses_op) run += " op " + op_column() + ",";
-  if (collective_.uses_root) run += " root " + root_column() + ",";
-  run += " " + std::to_string(nranks_) + (nranks_ == 1 ? " rank, " : " ranks, ");
-  if (collective_.uses_data()) run += options_.inplace ? "in place, " : "out of place, ";
-  run += options_.blocking ? "blocking" : "nonblocking";
-  std::printf("# hcomm-perf %s; warm-up %d, iterations %d%s\n", run.c_str(), options_.warmup, options_.iters,
-              checked() ? ", every element checked" : "");
-  std::printf("#\n# %10s %12s %9s %6s %5s %12s %12s %12s %8s\n", "size(B)", "count", "type", "redop", "root",
-              "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+  std::printf("# hcomm-perf %s\n", run_description(options_, collective_, nranks_).c_str());
+  std::printf("#\n# %10s %12s %9s %6s %5s %12s %12s %12s %8s  %s\n", "size(B)", "count", "type", "redop", "root",
+              "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong", "algorithm");
   std::fflush(stdout);
 }
 
 void Report::row(const Row& row) {
   rows_.push_back(row);
-  const std::string wrong = checked() ? std::to_string(row.wrong) : kNone;
-  std::printf("  %10zu %12zu %9s %6s %5s %12.2f %12.3f %12.3f %8s\n", row.bytes, row.count, dtype_column().c_str(),
-              op_column().c_str(), root_column().c_str(), row.time_us, row.algbw_gbps, row.busbw_gbps, wrong.c_str());
+  const std::string wrong = columns_.checked ? std::to_string(row.wrong) : kNone;
+  std::printf("  %10zu %12zu %9s %6s %5s %12.2f %12.3f %12.3f %8s  %s\n", row.bytes, row.count, columns_.dtype.c_str(),
+              columns_.op.c_str(), columns_.root.c_str(), row.time_us, row.algbw_gbps, row.busbw_gbps, wrong.c_str(),
+              row.algorithm.c_str());
   std::fflush(stdout);
 }
 
@@ -59,10 +77,7 @@ void Report::finish() {
     wrong += row.wrong;
     busbw_sum += row.busbw_gbps;
   }
-  if (checked())
-    std::printf("# wrong elements: %llu\n", static_cast<unsigned long long>(wrong));
-  else
-    std::printf("# results not checked\n");
+  print_wrong_total(columns_, wrong);
   std::printf("# average bus bandwidth: %.3f GB/s\n", rows_.empty() ? 0.0 : busbw_sum / rows_.size());
   std::fflush(stdout);
   if (json_) write_json();
@@ -76,12 +91,13 @@ void Report::write_json() const {
     std::fprintf(f,
                  "%s\n  {\"collective\": \"%s\", \"dtype\": %s, \"op\": %s, \"root\": %s, \"ranks\": %d, "
                  "\"inplace\": %s, \"blocking\": %s, \"size_bytes\": %zu, \"count\": %zu, \"time_us\": %.3f, "
-                 "\"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"wrong\": %s}",
-                 i == 0 ? "" : ",", std::string(collective_.name).c_str(), json_string_or_null(dtype_column()).c_str(),
-                 json_string_or_null(op_column()).c_str(), collective_.uses_root ? root_column().c_str() : "null",
+                 "\"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"wrong\": %s, \"algorithm\": \"%s\", \"forced\": %s}",
+                 i == 0 ? "" : ",", std::string(collective_.name).c_str(), json_string_or_null(columns_.dtype).c_str(),
+                 json_string_or_null(columns_.op).c_str(), collective_.uses_root ? columns_.root.c_str() : "null",
                  nranks_, options_.inplace ? "true" : "false", options_.blocking ? "true" : "false", row.bytes,
                  row.count, row.time_us, row.algbw_gbps, row.busbw_gbps,
-                 checked() ? std::to_string(row.wrong).c_str() : "null");
+                 columns_.checked ? std::to_string(row.wrong).c_str() : "null", row.algorithm.c_str(),
+                 json_string_or_null(options_.algorithm.empty() ? kNone : options_.algorithm).c_str());
   }
   std::fprintf(f, "\n]\n");
   if (std::ferror(f) || std::fflush(f) != 0)

@@ -23,8 +23,14 @@
 //     = 2^t(i) with t(i) = min(n, i mod (P + 1)), P the largest exponent the
 //     dtype holds (int8 6, uint8 7, float16 15, ..., capped at 62). Partial
 //     products never exceed the result.
-// Broadcast: the root's element i is lo + ((i * stride + root) mod span) over
-// the whole range [lo, hi]; every other rank starts from the bitwise
+// Collectives that move data without reducing it (broadcast, allgather(v),
+// alltoall(v), gather, scatter): element i of a block is
+// lo + ((i * stride + key) mod span) over the dtype's whole range [lo, E],
+// where the block's key says who sent it to whom (block_key). Two blocks with
+// keys below span differ in every element, so a block that lands in the
+// wrong place is wrong throughout; keys of personalized blocks (origin,
+// target) stay below span up to nranks^2 < span (int8: 15 ranks).
+// Broadcast: the root's block; every other rank starts from the bitwise
 // complement of the expected element, so an element left unwritten is wrong.
 #pragma once
 
@@ -115,6 +121,10 @@ decltype(auto) visit_dtype(hcomm_dtype_t dtype, F&& f) {
       break;
   }
   return f(IntCodec<uint8_t>{});  // unreachable for a dtype that parsed
+}
+
+inline size_t element_size(hcomm_dtype_t dtype) {
+  return visit_dtype(dtype, [](auto codec) { return sizeof(typename decltype(codec)::Bits); });
 }
 
 struct DtypeLimits {
@@ -219,22 +229,37 @@ class ReductionValues {
   uint64_t a_span_ = 1;
 };
 
-// What the root sends and every rank must receive, for a broadcast.
-class BroadcastValues {
+// The elements of the blocks that data-movement collectives carry.
+class BlockValues {
  public:
-  BroadcastValues(hcomm_dtype_t dtype, int root) : root_(root) {
+  explicit BlockValues(hcomm_dtype_t dtype) {
     const DtypeLimits limits = dtype_limits(dtype);
     lo_ = limits.is_signed ? -limits.exact : 0;
     span_ = static_cast<uint64_t>(limits.exact - lo_ + 1);
   }
-  int64_t expected(size_t i) const {
-    return lo_ + static_cast<int64_t>((i * kStride + static_cast<uint64_t>(root_)) % span_);
-  }
+  int64_t value(uint64_t key, size_t i) const { return lo_ + static_cast<int64_t>((i * kStride + key) % span_); }
 
  private:
-  int root_;
   int64_t lo_ = 0;
   uint64_t span_ = 1;
+};
+
+// The key of the block that `origin` sends to `target`: the receiving rank
+// for personalized blocks (alltoall, scatter, gather), 0 for a block that
+// every rank receives alike (broadcast, allgather).
+inline uint64_t block_key(int origin, int target, int nranks) {
+  return static_cast<uint64_t>(origin) + static_cast<uint64_t>(target) * static_cast<uint64_t>(nranks);
+}
+
+// What the root sends and every rank must receive, for a broadcast.
+class BroadcastValues {
+ public:
+  BroadcastValues(hcomm_dtype_t dtype, int root) : values_(dtype), root_(root) {}
+  int64_t expected(size_t i) const { return values_.value(static_cast<uint64_t>(root_), i); }
+
+ private:
+  BlockValues values_;
+  int root_;
 };
 
 // The collective's data for one rank.
@@ -246,40 +271,104 @@ struct DataSpec {
   int root;
 };
 
-// Writes `count` elements of this rank's input and of the expected result.
-inline void fill_reduction(const DataSpec& spec, void* input, void* expected, size_t count) {
-  const ReductionValues values(spec.dtype, spec.op, spec.nranks);
-  visit_dtype(spec.dtype, [&](auto codec) {
-    using Codec = decltype(codec);
-    auto* in = static_cast<typename Codec::Bits*>(input);
-    auto* out = static_cast<typename Codec::Bits*>(expected);
-    for (size_t i = 0; i < count; ++i) {
-      in[i] = Codec::encode(values.input(spec.rank, i));
-      out[i] = Codec::encode(values.expected(i));
-    }
-  });
-}
-
-inline void fill_broadcast(const DataSpec& spec, void* input, void* expected, size_t count) {
-  const BroadcastValues values(spec.dtype, spec.root);
-  visit_dtype(spec.dtype, [&](auto codec) {
-    using Codec = decltype(codec);
-    using Bits = typename Codec::Bits;
-    auto* in = static_cast<Bits*>(input);
-    auto* out = static_cast<Bits*>(expected);
-    for (size_t i = 0; i < count; ++i) {
-      out[i] = Codec::encode(values.expected(i));
-      in[i] = spec.rank == spec.root ? out[i] : static_cast<Bits>(~out[i]);
-    }
-  });
-}
-
 // Makes every byte of `dst` differ from `reference`, so that a result that is
 // not written over it is counted wrong.
 inline void write_complement(void* dst, const void* reference, size_t bytes) {
   auto* d = static_cast<unsigned char*>(dst);
   const auto* r = static_cast<const unsigned char*>(reference);
   for (size_t i = 0; i < bytes; ++i) d[i] = static_cast<unsigned char>(~r[i]);
+}
+
+// Writes value(i) for i in [0, count) as elements of `dtype`.
+template <class F>
+void write_values(hcomm_dtype_t dtype, void* out, size_t count, F&& value) {
+  visit_dtype(dtype, [&](auto codec) {
+    using Codec = decltype(codec);
+    auto* elements = static_cast<typename Codec::Bits*>(out);
+    for (size_t i = 0; i < count; ++i) elements[i] = Codec::encode(value(i));
+  });
+}
+
+// This rank's input to a reduction (elements 0 .. count-1), and the reduced
+// elements first .. first+count-1.
+inline void write_reduction_input(const DataSpec& spec, void* input, size_t count) {
+  const ReductionValues values(spec.dtype, spec.op, spec.nranks);
+  write_values(spec.dtype, input, count, [&](size_t i) { return values.input(spec.rank, i); });
+}
+inline void write_reduction_result(const DataSpec& spec, void* expected, size_t first, size_t count) {
+  const ReductionValues values(spec.dtype, spec.op, spec.nranks);
+  write_values(spec.dtype, expected, count, [&](size_t i) { return values.expected(first + i); });
+}
+
+// Writes `count` elements of this rank's input and of the expected result.
+inline void fill_reduction(const DataSpec& spec, void* input, void* expected, size_t count) {
+  write_reduction_input(spec, input, count);
+  write_reduction_result(spec, expected, 0, count);
+}
+
+// reduce: as fill_reduction, but only the root receives.
+inline void fill_reduce(const DataSpec& spec, void* input, void* expected, size_t count) {
+  write_reduction_input(spec, input, count);
+  if (spec.rank == spec.root) write_reduction_result(spec, expected, 0, count);
+}
+
+inline void fill_broadcast(const DataSpec& spec, void* input, void* expected, size_t count) {
+  const BroadcastValues values(spec.dtype, spec.root);
+  write_values(spec.dtype, expected, count, [&](size_t i) { return values.expected(i); });
+  const size_t bytes = count * element_size(spec.dtype);
+  if (spec.rank == spec.root) {
+    if (bytes) std::memcpy(input, expected, bytes);
+  } else {
+    write_complement(input, expected, bytes);
+  }
+}
+
+// Writes block `key` (count elements) at `out`.
+inline void write_block(hcomm_dtype_t dtype, void* out, size_t count, uint64_t key) {
+  const BlockValues values(dtype);
+  write_values(dtype, out, count, [&](size_t i) { return values.value(key, i); });
+}
+
+// Writes one block per rank r, the block of key(r), packed in rank order.
+template <class Key>
+void write_blocks(const DataSpec& spec, void* out, size_t count, Key&& key) {
+  auto* bytes = static_cast<unsigned char*>(out);
+  const size_t block_bytes = count * element_size(spec.dtype);
+  for (int r = 0; r < spec.nranks; ++r)
+    write_block(spec.dtype, bytes + static_cast<size_t>(r) * block_bytes, count, key(r));
+}
+
+// The collectives of per-rank blocks (count elements per block, see hcomm.h).
+// Each writes the input this rank sends and the result it receives; a rank
+// that sends or receives nothing gets nothing written.
+
+// reduce_scatter: the input is the reduction's elements 0 .. n*count-1, the
+// result this rank's block of them.
+inline void fill_reduce_scatter(const DataSpec& spec, void* input, void* expected, size_t count) {
+  write_reduction_input(spec, input, count * static_cast<size_t>(spec.nranks));
+  write_reduction_result(spec, expected, static_cast<size_t>(spec.rank) * count, count);
+}
+
+inline void fill_allgather(const DataSpec& spec, void* input, void* expected, size_t count) {
+  write_block(spec.dtype, input, count, block_key(spec.rank, 0, spec.nranks));
+  write_blocks(spec, expected, count, [&](int r) { return block_key(r, 0, spec.nranks); });
+}
+
+inline void fill_alltoall(const DataSpec& spec, void* input, void* expected, size_t count) {
+  write_blocks(spec, input, count, [&](int r) { return block_key(spec.rank, r, spec.nranks); });
+  write_blocks(spec, expected, count, [&](int r) { return block_key(r, spec.rank, spec.nranks); });
+}
+
+inline void fill_gather(const DataSpec& spec, void* input, void* expected, size_t count) {
+  write_block(spec.dtype, input, count, block_key(spec.rank, spec.root, spec.nranks));
+  if (spec.rank == spec.root)
+    write_blocks(spec, expected, count, [&](int r) { return block_key(r, spec.root, spec.nranks); });
+}
+
+inline void fill_scatter(const DataSpec& spec, void* input, void* expected, size_t count) {
+  if (spec.rank == spec.root)
+    write_blocks(spec, input, count, [&](int r) { return block_key(spec.root, r, spec.nranks); });
+  write_block(spec.dtype, expected, count, block_key(spec.root, spec.rank, spec.nranks));
 }
 
 struct Mismatch {

@@ -1,0 +1,82 @@
+// The figures hcomm-perf --sweep-algos ends with: at how many sizes the
+// library's own choice (auto) comes within 10% of the best algorithm forced,
+// and auto's total time against one algorithm's (ring) forced at every size.
+// Header-only and free of library calls, so that it is unit-tested on its own.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hcomm::perf {
+
+// One size: each algorithm's time forced (none where it does not serve the
+// size), in the order of the table's columns, and auto's time.
+struct AlgoTimes {
+  std::vector<std::optional<double>> forced_us;
+  double auto_us;
+};
+
+// Auto is "close" at a size where it took at most this times the best forced time.
+inline constexpr double kCloseFactor = 1.10;
+
+struct AlgoSummary {
+  int sizes = 0;            // sizes where some algorithm ran forced
+  int auto_close = 0;       // of those, the sizes where auto was close to the best
+  int reference_sizes = 0;  // sizes the reference algorithm served
+  // sum(auto) / sum(reference) - 1 over those sizes, in percent; none where
+  // the reference served no size.
+  std::optional<double> vs_reference_percent;
+};
+
+// `names`: the algorithms of the forced columns; auto's total is compared
+// with `reference`'s where it is one of them.
+inline AlgoSummary summarize(const std::vector<AlgoTimes>& sizes, const std::vector<std::string>& names,
+                             std::string_view reference) {
+  AlgoSummary s;
+  const size_t ref = static_cast<size_t>(std::find(names.begin(), names.end(), reference) - names.begin());
+  double auto_sum = 0, reference_sum = 0;
+  for (const AlgoTimes& t : sizes) {
+    std::optional<double> best;
+    for (const std::optional<double>& f : t.forced_us)
+      if (f && (!best || *f < *best)) best = f;
+    if (best) {
+      ++s.sizes;
+      s.auto_close += t.auto_us <= *best * kCloseFactor;
+    }
+    if (ref < names.size() && t.forced_us.at(ref)) {
+      ++s.reference_sizes;
+      auto_sum += t.auto_us;
+      reference_sum += *t.forced_us[ref];
+    }
+  }
+  if (s.reference_sizes > 0 && reference_sum > 0) s.vs_reference_percent = (auto_sum / reference_sum - 1) * 100;
+  return s;
+}
+
+// The closing lines of the table, e.g.
+//   # auto within 10% of the best forced algorithm at 11 of 12 sizes
+//   # auto against ring forced: sum(auto) / sum(ring) - 1 = -3.2% over the 12 sizes ring serves
+inline std::string summary_text(const AlgoSummary& s, std::string_view reference) {
+  char line[256];
+  std::string out;
+  std::snprintf(line, sizeof line, "# auto within %.0f%% of the best forced algorithm at %d of %d sizes\n",
+                (kCloseFactor - 1) * 100, s.auto_close, s.sizes);
+  out += line;
+  const std::string ref(reference);
+  if (s.vs_reference_percent)
+    std::snprintf(line, sizeof line,
+                  "# auto against %s forced: sum(auto) / sum(%s) - 1 = %+.1f%% over the %d sizes %s serves\n",
+                  ref.c_str(), ref.c_str(), *s.vs_reference_percent, s.reference_sizes, ref.c_str());
+  else
+    std::snprintf(line, sizeof line, "# auto against %s forced: %s serves no size of this sweep\n", ref.c_str(),
+                  ref.c_str());
+  out += line;
+  return out;
+}
+
+}  // namespace hcomm::perf

@@ -1,0 +1,28 @@
+// hcomm-perf --calibrate FILE: measures, on the communicator it runs on, the
+// link model the algorithms' cost functions use, and writes it as a tune
+// file (core/algorithm/tune_file.hpp) that HCOMM_TUNE_FILE=FILE hands to
+// every later communicator:
+//   alpha_us: the median time of an 8-byte exchange in which every rank sends
+//     to the next rank and receives from the previous one at once (one hop
+//     on every link together, as a ring step), on the slowest rank;
+//   beta_us_per_byte: what a 16 MiB exchange takes beyond the 8-byte one, per byte;
+//   gamma_us_per_byte: the core's float32 sum over buffers larger than the L2
+//     cache, per byte of one operand, every rank at once (as in a collective),
+//     the slowest rank's;
+//   mapped.beta_us_per_byte: a memory copy of the same size, per byte, and
+//   mapped.gamma_us_per_byte: gamma again: what moving and reducing through
+//     mapped memory costs, for communicators whose ranks map each other's.
+// Every exchanged byte is checked. The file also records the rank count and
+// the transports (HCOMM_TRANSPORTS when set, else those loaded).
+#pragma once
+
+#include "communicator.hpp"
+#include "options.hpp"
+
+namespace hcomm::perf {
+
+// Collective across all ranks; rank 0 writes the file and prints the
+// parameters. Returns the exit status.
+int calibrate(const Options& options, Communicator& comm);
+
+}  // namespace hcomm::perf
