@@ -1,100 +1,222 @@
-// Runs under hcomm-run: every collective over every dtype, op, count and
-// in-place form, blocking and nonblocking, each result checked element by
-// element against the scalar reference. Exits non-zero on the first failing
-// combination, after printing what differed.
+// Runs under hcomm-run, one group of checks per launch:
+//
+//   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT]
+//
+// GROUP is a collective of cases.cpp's table, barrier, sendrecv, or mixed
+// (every collective in flight at once, then the C++ API). A collective runs
+// under every algorithm that serves it: the names the algorithm plugins
+// provide, each forced on the communicator in turn (those it refuses for this
+// collective are skipped; none at all is a failure). Each algorithm runs every
+// dtype, op, count, root and in-place form, blocking and nonblocking, then a
+// few calls in flight at once completed in reverse order, then (--large) the
+// large count in float32 sum and in a dtype of 1 or 2 bytes. Every element of
+// every result is checked against a serial reference that each rank computes
+// alone, and buffers the call must not touch are checked too. A wrong result
+// is reported with the exact case and the run goes on (ranks stay in step); a
+// failing call ends the process. Exits non-zero if anything was wrong.
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "cases.hpp"
+#include "groups.hpp"
 #include "hcomm/hcomm.h"
-#include "tools/hcomm-perf/values.hpp"
+#include "test_job.hpp"
 
-using hcomm::perf::DataSpec;
-
+namespace hcomm::test {
 namespace {
 
-int g_rank = 0, g_size = 1;
-int g_failures = 0;
+constexpr hcomm_op_t kAllOps[] = {HCOMM_SUM, HCOMM_PROD, HCOMM_MIN, HCOMM_MAX, HCOMM_AVG};
+constexpr hcomm_op_t kSumOnly[] = {HCOMM_SUM};
 
-void check_rc(hcomm_result_t rc, const std::string& what) {
-  if (rc == HCOMM_SUCCESS) return;
-  std::fprintf(stderr, "rank %d: %s failed: %s: %s\n", g_rank, what.c_str(), hcomm_result_string(rc),
-               hcomm_get_last_error());
-  std::exit(1);
+// Every algorithm name the loaded algorithm plugins provide.
+std::vector<std::string> provided_algorithms() {
+  std::vector<std::string> names;
+  for (int i = 0; i < hcomm_plugin_count(); ++i) {
+    hcomm_plugin_desc_t d;
+    if (hcomm_plugin_get(i, &d) != HCOMM_SUCCESS || d.status != HCOMM_SUCCESS || !d.provides ||
+        std::strcmp(d.kind, "algorithm") != 0)
+      continue;
+    for (std::string_view rest = d.provides; !rest.empty();) {
+      const size_t comma = rest.find(',');
+      std::string_view name = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      while (name.starts_with(' ')) name.remove_prefix(1);
+      if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+    }
+  }
+  return names;
 }
 
-// Reports the first wrong element of one combination.
-void expect_elements(const std::string& what, hcomm_dtype_t t, const void* got, const void* expected, size_t count) {
-  hcomm::perf::Mismatch m = hcomm::perf::compare_elements(got, expected, count, hcomm_dtype_size(t));
-  if (m.wrong == 0) return;
-  std::fprintf(stderr, "rank %d: %s: %zu of %zu elements wrong; element %zu is %.17g, expected %.17g\n", g_rank,
-               what.c_str(), m.wrong, count, m.first_index, hcomm::perf::element_value(t, got, m.first_index),
-               hcomm::perf::element_value(t, expected, m.first_index));
-  ++g_failures;
+// The algorithms the communicator accepts for `coll`; the choice goes back to
+// the selector afterwards.
+std::vector<std::string> algorithms_serving(Job& job, hcomm_coll_t coll, std::string_view coll_name) {
+  std::vector<std::string> serving;
+  for (const std::string& name : provided_algorithms()) {
+    const hcomm_result_t rc = hcomm_comm_force_algorithm(job.comm, coll, name.c_str());
+    if (rc == HCOMM_SUCCESS)
+      serving.push_back(name);
+    else if (rc != HCOMM_ERR_INVALID_ARGUMENT)  // a refusal is INVALID_ARGUMENT; anything else is a fault
+      job.fatal("hcomm_comm_force_algorithm(" + std::string(coll_name) + ", " + name + ")", rc);
+  }
+  job.check(hcomm_comm_force_algorithm(job.comm, coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
+  return serving;
 }
 
-// Completes a call blocking or through a request, alternating by `nonblocking`.
-template <class Blocking, class Nonblocking>
-void run(bool nonblocking, const std::string& what, Blocking b, Nonblocking nb) {
-  if (!nonblocking) return check_rc(b(), what);
-  hcomm_request_t req = nullptr;
-  check_rc(nb(&req), what);
-  int done = 0;
-  check_rc(hcomm_test(req, &done), what + " (test)");
-  if (!done) check_rc(hcomm_wait(req), what + " (wait)");
+// The algorithm the selector runs for a case: the forced one, unless it
+// does not serve the call; empty when none does (the call then fails).
+std::string algorithm_used(const Job& job, const Case& c) {
+  const char* used = nullptr;
+  if (hcomm_comm_query_algorithm(job.comm, c.coll, c.count, c.dtype, &used) != HCOMM_SUCCESS || !used) return "";
+  return used;
 }
 
-void test_allreduce(hcomm_comm_t comm, const std::vector<size_t>& counts) {
-  int call = 0;
-  for (size_t count : counts)
+std::string fallback_note(const Job& job, const Case& c) {
+  const std::string used = algorithm_used(job, c);
+  return c.algorithm.empty() || used == c.algorithm ? "" : " (the selector runs " + used + " for this call)";
+}
+
+// Reports what differs in one buffer of a case; true when all is right.
+bool verify(Job& job, const Case& c, const CollectiveTest& test, const char* which, const CheckedBuffer& buffer) {
+  const std::string problem = buffer.check();
+  if (problem.empty()) return true;
+  job.fail(describe(c, test) + fallback_note(job, c) + ": " + which + ": " + problem);
+  return false;
+}
+
+void verify(Job& job, const Case& c, const CollectiveTest& test, const Setup& s) {
+  if (verify(job, c, test, "receive buffer", s.recv)) verify(job, c, test, "send buffer", s.send);
+}
+
+void start(Job& job, const Case& c, const CollectiveTest& test, Setup& s, hcomm_request_t* request) {
+  const hcomm_result_t rc = test.call(c, s, job.comm, request);
+  if (rc != HCOMM_SUCCESS) job.fatal(describe(c, test), rc);
+}
+
+void run_case(Job& job, const CollectiveTest& test, const Case& c) {
+  Setup s;
+  test.prepare(c, job.ranks, s);
+  if (!c.nonblocking) {
+    start(job, c, test, s, nullptr);
+  } else {
+    hcomm_request_t request = nullptr;
+    start(job, c, test, s, &request);
+    job.complete(request, describe(c, test));
+  }
+  verify(job, c, test, s);
+}
+
+// Starts every case, completes them in reverse order, then checks them all.
+void run_in_flight(Job& job, const std::vector<std::pair<const CollectiveTest*, Case>>& cases) {
+  std::vector<Setup> setups(cases.size());
+  std::vector<hcomm_request_t> requests(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].first->prepare(cases[i].second, job.ranks, setups[i]);
+    start(job, cases[i].second, *cases[i].first, setups[i], &requests[i]);
+  }
+  for (size_t i = cases.size(); i-- > 0;)
+    job.complete(requests[i], describe(cases[i].second, *cases[i].first) + " (in flight with others)");
+  for (size_t i = 0; i < cases.size(); ++i) verify(job, cases[i].second, *cases[i].first, setups[i]);
+}
+
+struct Options {
+  std::string group;
+  std::vector<size_t> counts = {0, 1, 7, 1027};
+  size_t large = 0;  // 0: no large case
+};
+
+// Every dtype, op (reductions), count and in-place form. The root walks over
+// the ranks and blocking alternates with nonblocking, so that each root sees
+// both.
+std::vector<Case> matrix(const CollectiveTest& test, const std::string& algorithm, const Options& o, int nranks) {
+  std::vector<Case> cases;
+  int k = 0;
+  for (size_t count : o.counts)
     for (int t = 0; t < HCOMM_NUM_DTYPES; ++t)
-      for (int o = 0; o < HCOMM_NUM_OPS; ++o)
-        for (int in_place = 0; in_place < 2; ++in_place) {
-          auto dtype = static_cast<hcomm_dtype_t>(t);
-          auto op = static_cast<hcomm_op_t>(o);
-          size_t es = hcomm_dtype_size(dtype);
-          std::vector<unsigned char> send(count * es + 1), recv(count * es + 1), expected(count * es);
-          void* in = in_place ? recv.data() : send.data();
-          hcomm::perf::fill_reduction(DataSpec{dtype, op, g_size, g_rank, 0}, in, expected.data(), count);
-          if (!in_place) hcomm::perf::write_complement(recv.data(), expected.data(), count * es);
-          recv[count * es] = 0xA5;
-          std::string what = std::string("allreduce ") + hcomm_dtype_name(dtype) + " " + hcomm_op_name(op) +
-                             " count " + std::to_string(count) + (in_place ? " in place" : "");
-          bool nonblocking = ++call % 2 == 0;
-          run(nonblocking, what,
-              [&] { return hcomm_allreduce(in, recv.data(), count, dtype, op, comm, nullptr); },
-              [&](hcomm_request_t* r) { return hcomm_iallreduce(in, recv.data(), count, dtype, op, comm, r); });
-          expect_elements(what, dtype, recv.data(), expected.data(), count);
-          if (recv[count * es] != 0xA5) {
-            std::fprintf(stderr, "rank %d: %s wrote past the end of recvbuf\n", g_rank, what.c_str());
-            ++g_failures;
-          }
+      for (hcomm_op_t op : test.reduces ? std::span<const hcomm_op_t>(kAllOps) : std::span<const hcomm_op_t>(kSumOnly))
+        for (bool in_place : {false, true}) {
+          cases.push_back(Case{.coll = test.coll,
+                               .algorithm = algorithm,
+                               .dtype = static_cast<hcomm_dtype_t>(t),
+                               .op = op,
+                               .count = count,
+                               .root = k % nranks,
+                               .in_place = in_place,
+                               .nonblocking = (k / nranks) % 2 == 1});
+          ++k;
         }
+  if (o.large) {
+    Case large{.coll = test.coll,
+               .algorithm = algorithm,
+               .dtype = HCOMM_FLOAT32,
+               .op = HCOMM_SUM,
+               .count = o.large,
+               .root = nranks - 1};
+    cases.push_back(large);
+    large.root = 0;
+    large.in_place = large.nonblocking = true;
+    cases.push_back(large);
+    // Elements of 1 or 2 bytes: chunks that end off the 4-byte grid.
+    large.dtype = test.reduces ? HCOMM_FLOAT16 : HCOMM_INT8;
+    large.op = HCOMM_MAX;
+    large.root = nranks / 2;
+    large.in_place = false;
+    cases.push_back(large);
+  }
+  return cases;
 }
 
-void test_broadcast(hcomm_comm_t comm, const std::vector<size_t>& counts) {
-  const hcomm_dtype_t dtypes[] = {HCOMM_INT8, HCOMM_FLOAT16, HCOMM_INT32, HCOMM_FLOAT64};
-  int call = 0;
-  for (int root = 0; root < g_size; ++root)
-    for (size_t count : counts)
-      for (hcomm_dtype_t dtype : dtypes)
-        for (int in_place = 0; in_place < 2; ++in_place) {
-          size_t es = hcomm_dtype_size(dtype);
-          std::vector<unsigned char> send(count * es), recv(count * es), expected(count * es);
-          void* src = in_place ? recv.data() : send.data();
-          hcomm::perf::fill_broadcast(DataSpec{dtype, HCOMM_SUM, g_size, g_rank, root}, src, expected.data(), count);
-          if (!in_place) hcomm::perf::write_complement(recv.data(), expected.data(), count * es);
-          std::string what = std::string("broadcast ") + hcomm_dtype_name(dtype) + " count " + std::to_string(count) +
-                             " root " + std::to_string(root) + (in_place ? " in place" : "");
-          bool nonblocking = ++call % 2 == 0;
-          run(nonblocking, what,
-              [&] { return hcomm_broadcast(src, recv.data(), count, dtype, root, comm, nullptr); },
-              [&](hcomm_request_t* r) { return hcomm_ibroadcast(src, recv.data(), count, dtype, root, comm, r); });
-          expect_elements(what, dtype, recv.data(), expected.data(), count);
-        }
+// Four calls of one collective in flight at once, apart in dtype, op, count,
+// root and in-place form.
+std::vector<std::pair<const CollectiveTest*, Case>> in_flight(const CollectiveTest& test, const std::string& algorithm,
+                                                              int nranks) {
+  const Case cases[] = {
+      {test.coll, algorithm, HCOMM_INT32, HCOMM_SUM, 1027, 0, false, true},
+      {test.coll, algorithm, HCOMM_FLOAT64, HCOMM_MAX, 7, nranks - 1, true, true},
+      {test.coll, algorithm, HCOMM_UINT8, HCOMM_PROD, 1, nranks / 2, false, true},
+      {test.coll, algorithm, HCOMM_FLOAT16, HCOMM_MIN, 0, nranks / 3, true, true},
+  };
+  std::vector<std::pair<const CollectiveTest*, Case>> out;
+  for (const Case& c : cases) out.emplace_back(&test, c);
+  return out;
+}
+
+void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
+  const std::vector<std::string> algorithms = algorithms_serving(job, test.coll, test.name);
+  if (algorithms.empty()) {
+    job.fail(std::string(test.name) +
+             ": no loaded algorithm serves it (hcomm_comm_force_algorithm refused every "
+             "name the algorithm plugins provide; see hcomm-info)");
+    return;
+  }
+  // Each algorithm, with the cases hcomm_comm_query_algorithm says the
+  // selector gives to another (a build that declines a call is not seen).
+  std::vector<std::string> tally;
+  size_t cases = 0;
+  for (const std::string& algorithm : algorithms) {
+    job.check(hcomm_comm_force_algorithm(job.comm, test.coll, algorithm.c_str()), "hcomm_comm_force_algorithm");
+    const std::vector<Case> all = matrix(test, algorithm, o, job.ranks.size);
+    size_t elsewhere = 0;
+    for (const Case& c : all) {
+      elsewhere += algorithm_used(job, c) != algorithm;
+      run_case(job, test, c);
+    }
+    run_in_flight(job, in_flight(test, algorithm, job.ranks.size));
+    cases += all.size() + 4;
+    tally.push_back(algorithm + (elsewhere ? " (" + std::to_string(elsewhere) + " of " + std::to_string(all.size()) +
+                                                 " cases go to another algorithm)"
+                                           : ""));
+  }
+  job.check(hcomm_comm_force_algorithm(job.comm, test.coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
+  job.summary(std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
+              join(tally) + "): " + std::to_string(cases) + " cases");
 }
 
 double now_seconds() {
@@ -103,48 +225,68 @@ double now_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// No rank may leave a barrier before the last one entered it.
-void test_barrier(hcomm_comm_t comm) {
-  for (int round = 0; round < 4; ++round) {
-    int late = round % g_size;
-    if (g_rank == late) {
-      timespec nap{0, 20 * 1000 * 1000};
-      nanosleep(&nap, nullptr);
+// No rank may leave a barrier before the last one entered it; a late rank
+// takes turns. Then barriers in flight at once, completed in reverse order.
+void test_barrier(Job& job) {
+  const std::vector<std::string> algorithms = algorithms_serving(job, HCOMM_COLL_BARRIER, "barrier");
+  if (algorithms.empty()) return job.fail("barrier: no loaded algorithm serves it (see hcomm-info)");
+  for (const std::string& algorithm : algorithms) {
+    job.check(hcomm_comm_force_algorithm(job.comm, HCOMM_COLL_BARRIER, algorithm.c_str()),
+              "hcomm_comm_force_algorithm");
+    for (int round = 0; round < 4; ++round) {
+      const int late = round % job.ranks.size;
+      if (job.ranks.rank == late) {
+        timespec nap{0, 20 * 1000 * 1000};
+        nanosleep(&nap, nullptr);
+      }
+      const double entered = now_seconds();
+      const std::string what = "barrier algorithm " + algorithm + (round % 2 ? ", nonblocking" : "");
+      if (round % 2 == 0) {
+        job.check(hcomm_barrier(job.comm, nullptr), what);
+      } else {
+        hcomm_request_t request = nullptr;
+        job.check(hcomm_ibarrier(job.comm, &request), what);
+        job.complete(request, what);
+      }
+      const double left = now_seconds();
+      double last_entry = 0;
+      job.check(hcomm_allreduce(&entered, &last_entry, 1, HCOMM_FLOAT64, HCOMM_MAX, job.comm, nullptr),
+                "hcomm_allreduce (of the barrier entry times)");
+      if (left < last_entry)
+        job.fail(what + ": left at " + std::to_string(left) + ", before rank " + std::to_string(late) + " entered at " +
+                 std::to_string(last_entry));
     }
-    double entered = now_seconds();
-    run(round % 2 == 1, "barrier", [&] { return hcomm_barrier(comm, nullptr); },
-        [&](hcomm_request_t* r) { return hcomm_ibarrier(comm, r); });
-    double left = now_seconds(), last_entry = 0;
-    check_rc(hcomm_allreduce(&entered, &last_entry, 1, HCOMM_FLOAT64, HCOMM_MAX, comm, nullptr), "allreduce");
-    if (left < last_entry) {
-      std::fprintf(stderr, "rank %d: left barrier round %d at %.6f, before rank %d entered at %.6f\n", g_rank, round,
-                   left, late, last_entry);
-      ++g_failures;
-    }
+    hcomm_request_t requests[3];
+    for (hcomm_request_t& r : requests) job.check(hcomm_ibarrier(job.comm, &r), "barrier " + algorithm + " in flight");
+    for (int i = 2; i >= 0; --i) job.complete(requests[i], "barrier " + algorithm + " in flight");
   }
+  job.check(hcomm_comm_force_algorithm(job.comm, HCOMM_COLL_BARRIER, nullptr), "hcomm_comm_force_algorithm(NULL)");
+  job.summary("barrier, each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" + join(algorithms) +
+              ")");
 }
 
-// Several nonblocking calls in flight at once complete independently.
-void test_overlapping(hcomm_comm_t comm) {
-  const size_t count = 4099;
-  std::vector<std::vector<int32_t>> bufs(4, std::vector<int32_t>(count));
-  std::vector<hcomm_request_t> reqs(bufs.size());
-  for (size_t k = 0; k < bufs.size(); ++k) {
-    for (size_t i = 0; i < count; ++i) bufs[k][i] = static_cast<int32_t>(g_rank + k * i);
-    check_rc(hcomm_iallreduce(bufs[k].data(), bufs[k].data(), count, HCOMM_INT32, HCOMM_SUM, comm, &reqs[k]),
-             "iallreduce (overlapping)");
-  }
-  for (size_t k = bufs.size(); k-- > 0;) check_rc(hcomm_wait(reqs[k]), "wait (overlapping)");
-  for (size_t k = 0; k < bufs.size(); ++k)
-    for (size_t i = 0; i < count; ++i) {
-      int64_t want = static_cast<int64_t>(g_size) * (g_size - 1) / 2 + static_cast<int64_t>(g_size) * k * i;
-      if (bufs[k][i] != static_cast<int32_t>(want)) {
-        std::fprintf(stderr, "rank %d: overlapping iallreduce %zu element %zu is %d, expected %lld\n", g_rank, k, i,
-                     bufs[k][i], static_cast<long long>(want));
-        ++g_failures;
-        break;
-      }
+// Every collective in flight at once (with a barrier among them), under the
+// selector's choice, twice: odd counts, then the smallest.
+void test_mixed(Job& job) {
+  for (size_t count : {size_t{1027}, size_t{1}}) {
+    std::vector<std::pair<const CollectiveTest*, Case>> cases;
+    int k = 0;
+    for (const CollectiveTest& test : collective_tests()) {
+      cases.emplace_back(&test, Case{.coll = test.coll,
+                                     .dtype = static_cast<hcomm_dtype_t>(k % HCOMM_NUM_DTYPES),
+                                     .op = kAllOps[k % HCOMM_NUM_OPS],
+                                     .count = count + static_cast<size_t>(k),
+                                     .root = k % job.ranks.size,
+                                     .in_place = k % 2 == 1,
+                                     .nonblocking = true});
+      ++k;
     }
+    hcomm_request_t barrier = nullptr;
+    job.check(hcomm_ibarrier(job.comm, &barrier), "hcomm_ibarrier (among the mixed collectives)");
+    run_in_flight(job, cases);
+    job.complete(barrier, "hcomm_ibarrier (among the mixed collectives)");
+  }
+  job.summary("every collective in flight at once");
 }
 
 std::vector<size_t> parse_counts(const char* text) {
@@ -152,27 +294,59 @@ std::vector<size_t> parse_counts(const char* text) {
   for (const char* p = text; *p;) {
     char* end = nullptr;
     out.push_back(std::strtoull(p, &end, 10));
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') break;
+    if (end == p || (*end && *end != ',')) {
+      std::fprintf(stderr, "--counts '%s': expected numbers separated by commas\n", text);
+      std::exit(2);
+    }
+    p = *end ? end + 1 : end;
   }
   return out;
 }
 
+Options parse_options(int argc, char** argv) {
+  Options o;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s COLLECTIVE|barrier|sendrecv|mixed [--counts 0,1,7] [--large COUNT]\n", argv[0]);
+    std::exit(2);
+  }
+  o.group = argv[1];
+  for (int i = 2; i < argc; i += 2) {
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "%s needs a value\n", argv[i]);
+      std::exit(2);
+    } else if (std::strcmp(argv[i], "--counts") == 0) {
+      o.counts = parse_counts(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--large") == 0) {
+      o.large = std::strtoull(argv[i + 1], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "unknown argument '%s'\n", argv[i]);
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
 }  // namespace
+}  // namespace hcomm::test
 
 int main(int argc, char** argv) {
-  std::vector<size_t> counts = {0, 1, 7, 1027, 1048581};
-  if (argc > 1) counts = parse_counts(argv[1]);
-  hcomm_comm_t comm = nullptr;
-  check_rc(hcomm_comm_init_env(&comm), "hcomm_comm_init_env");
-  check_rc(hcomm_comm_rank(comm, &g_rank), "hcomm_comm_rank");
-  check_rc(hcomm_comm_size(comm, &g_size), "hcomm_comm_size");
-  test_allreduce(comm, counts);
-  test_broadcast(comm, counts);
-  test_barrier(comm);
-  test_overlapping(comm);
-  check_rc(hcomm_comm_destroy(comm), "hcomm_comm_destroy");
-  if (g_failures) std::fprintf(stderr, "rank %d: %d checks failed\n", g_rank, g_failures);
-  else if (g_rank == 0) std::printf("all collectives correct on %d ranks\n", g_size);
-  return g_failures ? 1 : 0;
+  using namespace hcomm::test;
+  const Options options = parse_options(argc, argv);
+  const CollectiveTest* test = find_collective_test(options.group);
+  if (!test && options.group != "barrier" && options.group != "sendrecv" && options.group != "mixed") {
+    std::fprintf(stderr, "no test group '%s'\n", options.group.c_str());
+    return 2;
+  }
+  Job job;
+  if (test)
+    test_collective(job, *test, options);
+  else if (options.group == "barrier")
+    test_barrier(job);
+  else if (options.group == "sendrecv")
+    test_point_to_point(job, options.counts, options.large);
+  else {
+    test_mixed(job);
+    test_cxx(job);
+  }
+  return job.finish();
 }

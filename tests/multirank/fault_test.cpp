@@ -1,4 +1,4 @@
-// Faults: a rank killed mid-allreduce, a rank that never arrives, a stranger
+// Faults: a rank killed mid-collective, a rank that never arrives, a stranger
 // knocking on the rendezvous. Each test forks its ranks itself (hcomm-run would
 // stop the survivors) and checks every survivor's outcome.
 #include <arpa/inet.h>
@@ -17,7 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hcomm/hcomm.h"
@@ -120,12 +122,52 @@ class Job {
   std::vector<bool> reaped_;
 };
 
-// Runs allreduces until one fails, recording the failing call.
-void allreduce_until_error(hcomm_comm_t comm, Outcome& out) {
-  std::vector<float> buf(1 << 20, 1.0f);
+// One large call of a collective on 4 ranks (count floats per block):
+// blocking when request is null, else started.
+struct FaultCall {
+  const char* name;
+  hcomm_result_t (*call)(hcomm_comm_t comm, std::vector<float>& send, std::vector<float>& recv, size_t count,
+                         hcomm_request_t* request);
+};
+
+constexpr size_t kBlock = 1 << 18;
+
+void PrintTo(const FaultCall& f, std::ostream* os) { *os << f.name; }
+
+const FaultCall kFaultCalls[] = {
+    {"allreduce",
+     [](hcomm_comm_t c, std::vector<float>& s, std::vector<float>& r, size_t n, hcomm_request_t* q) {
+       return q ? hcomm_iallreduce(s.data(), r.data(), n, HCOMM_FLOAT32, HCOMM_SUM, c, q)
+                : hcomm_allreduce(s.data(), r.data(), n, HCOMM_FLOAT32, HCOMM_SUM, c, nullptr);
+     }},
+    {"broadcast",
+     [](hcomm_comm_t c, std::vector<float>& s, std::vector<float>& r, size_t n, hcomm_request_t* q) {
+       return q ? hcomm_ibroadcast(s.data(), r.data(), n, HCOMM_FLOAT32, 0, c, q)
+                : hcomm_broadcast(s.data(), r.data(), n, HCOMM_FLOAT32, 0, c, nullptr);
+     }},
+    {"allgather",
+     [](hcomm_comm_t c, std::vector<float>& s, std::vector<float>& r, size_t n, hcomm_request_t* q) {
+       return q ? hcomm_iallgather(s.data(), r.data(), n, HCOMM_FLOAT32, c, q)
+                : hcomm_allgather(s.data(), r.data(), n, HCOMM_FLOAT32, c, nullptr);
+     }},
+    {"reduce_scatter",
+     [](hcomm_comm_t c, std::vector<float>& s, std::vector<float>& r, size_t n, hcomm_request_t* q) {
+       return q ? hcomm_ireduce_scatter(s.data(), r.data(), n, HCOMM_FLOAT32, HCOMM_SUM, c, q)
+                : hcomm_reduce_scatter(s.data(), r.data(), n, HCOMM_FLOAT32, HCOMM_SUM, c, nullptr);
+     }},
+    {"alltoall",
+     [](hcomm_comm_t c, std::vector<float>& s, std::vector<float>& r, size_t n, hcomm_request_t* q) {
+       return q ? hcomm_ialltoall(s.data(), r.data(), n, HCOMM_FLOAT32, c, q)
+                : hcomm_alltoall(s.data(), r.data(), n, HCOMM_FLOAT32, c, nullptr);
+     }},
+};
+
+// Runs calls until one fails, recording the failing call.
+void call_until_error(const FaultCall& f, hcomm_comm_t comm, Outcome& out) {
+  std::vector<float> send(4 * kBlock, 1.0f), recv(4 * kBlock);
   for (int i = 0; i < 2000; ++i) {
     auto start = Clock::now();
-    hcomm_result_t rc = hcomm_allreduce(buf.data(), buf.data(), buf.size(), HCOMM_FLOAT32, HCOMM_SUM, comm, nullptr);
+    hcomm_result_t rc = f.call(comm, send, recv, kBlock, nullptr);
     if (rc != HCOMM_SUCCESS) {
       out.rc = rc;
       out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -134,7 +176,7 @@ void allreduce_until_error(hcomm_comm_t comm, Outcome& out) {
     }
   }
   out.rc = HCOMM_SUCCESS;
-  std::snprintf(out.message, sizeof out.message, "2000 allreduces succeeded although a peer died");
+  std::snprintf(out.message, sizeof out.message, "2000 calls of %s succeeded although a peer died", f.name);
 }
 
 std::vector<std::string> shm_leftovers(const std::vector<pid_t>& pids) {
@@ -148,22 +190,22 @@ std::vector<std::string> shm_leftovers(const std::vector<pid_t>& pids) {
   return found;
 }
 
-class KilledRank : public ::testing::TestWithParam<const char*> {};
+class KilledRank : public ::testing::TestWithParam<std::tuple<const char*, FaultCall>> {};
 
 TEST_P(KilledRank, SurvivorsFailWithinFiveSecondsNamingThePeer) {
   const int n = 4, victim = 2;
-  Job job(n, GetParam(), "30");
+  const auto& [transport, fault] = GetParam();
+  Job job(n, transport, "30");
   for (int r = 0; r < n; ++r)
     job.spawn(r, [&](hcomm_comm_t comm, Outcome& out) {
-      if (r != victim) return allreduce_until_error(comm, out);
-      std::vector<float> buf(1 << 20, 1.0f);
-      for (int i = 0; i < 3; ++i)
-        hcomm_allreduce(buf.data(), buf.data(), buf.size(), HCOMM_FLOAT32, HCOMM_SUM, comm, nullptr);
+      if (r != victim) return call_until_error(fault, comm, out);
+      std::vector<float> send(4 * kBlock, 1.0f), recv(4 * kBlock);
+      for (int i = 0; i < 3; ++i) fault.call(comm, send, recv, kBlock, nullptr);
       hcomm_request_t req;
-      hcomm_iallreduce(buf.data(), buf.data(), buf.size(), HCOMM_FLOAT32, HCOMM_SUM, comm, &req);
+      fault.call(comm, send, recv, kBlock, &req);
       int done = 0;
       hcomm_test(req, &done);
-      raise(SIGKILL);  // dies mid-allreduce
+      raise(SIGKILL);  // dies mid-call
     });
   std::vector<int> status = job.join(60);
   bool someone_named_victim = false;
@@ -176,14 +218,18 @@ TEST_P(KilledRank, SurvivorsFailWithinFiveSecondsNamingThePeer) {
     const Outcome& o = job.outcome(r);
     EXPECT_EQ(o.rc, HCOMM_ERR_REMOTE) << "rank " << r << ": " << o.message;
     EXPECT_LT(o.seconds, 5.0) << "rank " << r << ": " << o.message;
-    EXPECT_NE(std::strstr(o.message, "allreduce"), nullptr) << o.message;
+    EXPECT_NE(std::strstr(o.message, fault.name), nullptr) << o.message;
     someone_named_victim |= std::strstr(o.message, "rank 2") != nullptr;
   }
   EXPECT_TRUE(someone_named_victim) << "no survivor named the dead rank 2";
   EXPECT_TRUE(shm_leftovers(job.pids()).empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, KilledRank, ::testing::Values("tcp", "shm"));
+INSTANTIATE_TEST_SUITE_P(TransportsAndCollectives, KilledRank,
+                         ::testing::Combine(::testing::Values("tcp", "shm"), ::testing::ValuesIn(kFaultCalls)),
+                         [](const auto& test) {
+                           return std::string(std::get<0>(test.param)) + "_" + std::get<1>(test.param).name;
+                         });
 
 TEST(MissingRank, EveryoneFailsAtTheDeadlineNamingIt) {
   Job job(3, "tcp", "2");

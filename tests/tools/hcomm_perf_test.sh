@@ -28,11 +28,12 @@ perf() {
 
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
 
-# The table's data rows (not comments), and their #wrong column.
+# The table's data rows (not comments); the #wrong column is the one before
+# the algorithm's name.
 rows() { grep -v '^#' "$WORK/out"; }
 expect_rows() {
   [ "$(rows | wc -l)" -eq "$1" ] || fail "expected $1 table rows"
-  rows | awk '$NF != "0" { exit 1 }' || fail "a row has wrong elements"
+  rows | awk '$(NF-1) != "0" { exit 1 }' || fail "a row has wrong elements"
 }
 
 case_allreduce() {
@@ -69,7 +70,7 @@ case_barrier() {
   perf 4 -c barrier -w 1 -n 5
   expect_rc 0
   [ "$(rows | wc -l)" -eq 1 ] || fail "a barrier has one row"
-  rows | awk '$1 != "0" || $NF != "-" { exit 1 }' || fail "barrier row"
+  rows | awk '$1 != "0" || $(NF-1) != "-" || $NF == "" { exit 1 }' || fail "barrier row"
   perf 2 -c barrier --nonblocking -w 0 -n 1
   expect_rc 0
 }
@@ -81,19 +82,121 @@ case_json() {
   json=$(tr -d '\n' <"$WORK/rows.json")
   [ "$(grep -o '"size_bytes": [0-9]*' "$WORK/rows.json" | awk '{print $2}' | tr '\n' ' ')" = "8 16 32 64 " ] ||
     fail "JSON sizes: $json"
-  [ "$(grep -c '"wrong": 0}' "$WORK/rows.json")" -eq 4 ] || fail "JSON wrong counts: $json"
+  [ "$(grep -c '"wrong": 0, "algorithm": "[a-z_]*", "forced": null}' "$WORK/rows.json")" -eq 4 ] ||
+    fail "JSON wrong counts and algorithms: $json"
   grep -qF '"collective": "allreduce", "dtype": "int64", "op": "sum", "root": null, "ranks": 2' "$WORK/rows.json" ||
     fail "JSON fields: $json"
   [[ $json == \[*\] ]] || fail "not a JSON array: $json"
 }
 
-case_bad_arguments() {
-  perf 2 -c alltoall
+# --algo forces an algorithm at every size it serves; the last column names
+# the one that ran.
+case_algo() {
+  perf 3 -c allreduce -d int32 -o sum -b 1 -e 300000 -f 9 -w 1 -n 2 --algo ring --json "$WORK/rows.json"
+  expect_rc 0
+  head -1 "$WORK/out" | grep -qF "algorithm ring forced" || fail "header does not name the forced algorithm"
+  expect_rows 6
+  rows | awk '$NF != "ring" { exit 1 }' || fail "a size did not run ring"
+  [ "$(grep -c '"algorithm": "ring", "forced": "ring"}' "$WORK/rows.json")" -eq 6 ] || fail "JSON algorithms"
+  perf 3 -c broadcast -r 1 -d float64 -b 8 -e 80000 -f 10 -w 1 -n 2 --algo binomial --nonblocking
+  expect_rc 0
+  expect_rows 5
+  rows | awk '$NF != "binomial" { exit 1 }' || fail "a size did not run binomial"
+  local name
+  for name in nosuch dissemination; do
+    perf 3 -c allreduce -w 0 -n 1 --algo "$name"
+    expect_rc 2
+    grep -qF -- "--algo $name: algorithm '$name' does not serve allreduce on this communicator of 3 ranks; algorithms that do: " \
+      "$WORK/err" || fail "no message for --algo $name"
+    grep -qE "algorithms that do: .*ring" "$WORK/err" || fail "the message does not list ring"
+  done
+}
+
+# --sweep-algos: a column per algorithm that serves the collective, then
+# auto's name and time, and the two closing figures.
+case_sweep_algos() {
+  perf 3 -c allreduce -d float32 -o sum -b 4 -e 40000 -f 10 -w 1 -n 2 --sweep-algos
+  expect_rc 0
+  local header
+  header=$(grep '^#  *size(B)' "$WORK/out")
+  grep -qw ring <<<"$header" || fail "no ring column: $header"
+  ! grep -qw dissemination <<<"$header" || fail "a barrier algorithm among allreduce's: $header"
+  # Header: '#', size, count, type, redop, root, one name per algorithm, auto,
+  # time, #wrong. A row: a time or '-' per algorithm, auto's choice (one of
+  # the algorithms), its time, and no wrong elements.
+  [ "$(rows | wc -l)" -eq 5 ] || fail "expected 5 rows"
+  rows | awk -v header="$header" '
+    BEGIN { n = split(header, h, " "); if (n < 10) exit 1; for (i = 7; i <= n - 3; ++i) names[h[i]] = 1 }
+    NF != n - 1 || $NF != "0" || !($(NF - 2) in names) || $(NF - 1) !~ /^[0-9]+\.[0-9]+$/ { exit 1 }
+    { for (i = 6; i <= NF - 3; ++i) if ($i != "-" && $i !~ /^[0-9]+\.[0-9]+$/) exit 1 }' ||
+    fail "the rows do not match the header"
+  grep -qE '^# auto within 10% of the best forced algorithm at [0-5] of 5 sizes$' "$WORK/out" ||
+    fail "no closeness figure"
+  grep -qE '^# auto against ring forced: sum\(auto\) / sum\(ring\) - 1 = [-+][0-9]+\.[0-9]% over the 5 sizes ring serves$' \
+    "$WORK/out" || fail "no figure against ring"
+  perf 2 -c barrier -w 0 -n 2 --sweep-algos
+  expect_rc 0
+  grep -q '^#  *size(B).* dissemination ' "$WORK/out" || fail "no dissemination column for barrier"
+  grep -qF "# auto against ring forced: ring serves no size of this sweep" "$WORK/out" || fail "ring for barrier"
+}
+
+# Every rank line of the score map that rank 0 logs once.
+case_score_map() {
+  HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO perf 3 -c barrier -w 0 -n 1
+  expect_rc 0
+  [ "$(grep -c "algorithm map of this communicator (3 ranks)" "$WORK/err")" -eq 1 ] || fail "not one map"
+  grep -qE "HCOMM INFO ALGO   allreduce host: 0-[0-9KMG]+ [a-z_]+" "$WORK/err" || fail "no allreduce line"
+  grep -qF "HCOMM INFO ALGO   barrier host: 0-inf dissemination" "$WORK/err" || fail "no barrier line"
+  HCOMM_TUNE=profile:thresholds HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO perf 2 -c barrier -w 0 -n 1
+  expect_rc 0
+  grep -qF "allreduce host: 0-128K ring, 128K-8M double_binary_tree, 8M-inf halving_doubling" "$WORK/err" ||
+    fail "the thresholds profile is not the map"
+}
+
+# --calibrate writes a tune file that every later communicator takes.
+case_calibrate() {
+  perf 2 --calibrate "$WORK/link.tune" -w 1 -n 5
+  expect_rc 0
+  local key value
+  for key in alpha_us beta_us_per_byte gamma_us_per_byte mapped.beta_us_per_byte mapped.gamma_us_per_byte; do
+    value=$(awk -v k="$key" '$1 == k && $2 == "=" { print $3 }' "$WORK/link.tune")
+    awk -v v="$value" 'BEGIN { exit !(v + 0 > 0 && v + 0 < 1e6) }' || fail "$key = '$value'"
+    grep -qE "^  $key +[0-9.e+-]+  " "$WORK/out" || fail "$key not printed"
+  done
+  grep -qx "ranks = 2" "$WORK/link.tune" || fail "no rank count"
+  grep -qE "^transports = [a-z,]+$" "$WORK/link.tune" || fail "no transports"
+  HCOMM_TUNE_FILE="$WORK/link.tune" HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO \
+    perf 3 -c allreduce -d float64 -b 8 -e 8000 -f 10 -w 1 -n 2
+  expect_rc 0
+  expect_rows 4
+  grep -qF "HCOMM_TUNE_FILE $WORK/link.tune (measured on 2 ranks over " "$WORK/err" || fail "the file was not used"
+  printf 'alpha_us = 3\nbeta_us_per_byte = fast\n' >"$WORK/bad.tune"
+  HCOMM_TUNE_FILE="$WORK/bad.tune" perf 2 -c allreduce -w 0 -n 1
+  expect_rc 1
+  grep -qF "HCOMM_TUNE_FILE $WORK/bad.tune line 2: key 'beta_us_per_byte': 'fast' is not a finite number >= 0" \
+    "$WORK/err" || fail "no message for a bad tune file"
+  perf 1 --calibrate "$WORK/one.tune"
   expect_rc 2
-  grep -qF "expected one of allreduce, broadcast, barrier" "$WORK/err" || fail "no list of collectives"
+  grep -qF "run it on at least 2 ranks" "$WORK/err" || fail "no message for one rank"
+  perf 2 --calibrate "$WORK/no-such-folder/link.tune" -w 0 -n 1
+  expect_rc 1
+  grep -qF -- "--calibrate: cannot write" "$WORK/err" || fail "no message for a bad path"
+}
+
+case_bad_arguments() {
+  perf 2 -c nosuch
+  expect_rc 2
+  grep -qF "collective 'nosuch': expected one of allreduce, broadcast, " "$WORK/err" || fail "no list of collectives"
   perf 2 -c broadcast -r 2 -w 0 -n 1
   expect_rc 2
   grep -qF -- "--root 2: this job has 2 ranks (use 0 to 1)" "$WORK/err" || fail "no message for a bad root"
+  perf 2 --sweep-algos --algo ring
+  expect_rc 2
+  grep -qF -- "--sweep-algos forces every algorithm in turn: it does not combine with --algo" "$WORK/err" ||
+    fail "no message for --sweep-algos with --algo"
+  perf 2 --calibrate "$WORK/x.tune" --json "$WORK/x.json"
+  expect_rc 2
+  grep -qF -- "--calibrate measures the links, not a collective" "$WORK/err" || fail "no message for --calibrate"
   perf 1 --json "$WORK/no-such-folder/rows.json"
   expect_rc 1
   grep -qF -- "--json: cannot write" "$WORK/err" || fail "no message for a bad JSON path"

@@ -2,38 +2,17 @@
 // it, nothing crashes, and the communicator stays usable afterwards.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "hcomm/hcomm.h"
 #include "hcomm/hcomm.hpp"
+#include "tests/unit/api_fixture.hpp"
 
 namespace {
 
-class Api : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    setenv("HCOMM_TRANSPORTS", "tcp", 1);
-    setenv("HCOMM_BOOTSTRAP_ADDR", "127.0.0.1", 1);
-    setenv("HCOMM_TCP_IF_ADDR", "127.0.0.1", 1);
-    hcomm_unique_id_t id;
-    ASSERT_EQ(hcomm_get_unique_id(&id), HCOMM_SUCCESS) << hcomm_get_last_error();
-    ASSERT_EQ(hcomm_comm_init_rank(&comm_, &id, 1, 0), HCOMM_SUCCESS) << hcomm_get_last_error();
-  }
-  static void TearDownTestSuite() {
-    EXPECT_EQ(hcomm_comm_destroy(comm_), HCOMM_SUCCESS);
-    unsetenv("HCOMM_TRANSPORTS");
-    unsetenv("HCOMM_BOOTSTRAP_ADDR");
-    unsetenv("HCOMM_TCP_IF_ADDR");
-  }
-  static void expect_error(hcomm_result_t rc, hcomm_result_t code, const std::string& part) {
-    EXPECT_EQ(rc, code) << hcomm_get_last_error();
-    EXPECT_NE(std::string(hcomm_get_last_error()).find(part), std::string::npos)
-        << "'" << hcomm_get_last_error() << "' lacks '" << part << "'";
-  }
-  static hcomm_comm_t comm_;
-};
-hcomm_comm_t Api::comm_ = nullptr;
+class Api : public ApiFixture {};
 
 TEST_F(Api, NullBufferWithCountIsAnError) {
   float x = 1;
@@ -110,6 +89,81 @@ TEST_F(Api, CxxWrapperThrowsTypedErrors) {
   }
   EXPECT_EQ(c.rank(), 0);
   EXPECT_EQ(c.size(), 1);
+}
+
+TEST_F(Api, ForceAndQueryCheckTheirArguments) {
+  const char* name = "x";
+  expect_error(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_ALLREDUCE, 1, HCOMM_FLOAT32, nullptr),
+               HCOMM_ERR_INVALID_ARGUMENT, "hcomm_comm_query_algorithm: algorithm is NULL");
+  expect_error(hcomm_comm_query_algorithm(nullptr, HCOMM_COLL_ALLREDUCE, 1, HCOMM_FLOAT32, &name),
+               HCOMM_ERR_INVALID_ARGUMENT, "hcomm_comm_query_algorithm: comm is NULL");
+  EXPECT_EQ(name, nullptr) << "a failed query leaves no name behind";
+  expect_error(hcomm_comm_query_algorithm(comm_, static_cast<hcomm_coll_t>(13), 1, HCOMM_FLOAT32, &name),
+               HCOMM_ERR_INVALID_ARGUMENT, "hcomm_comm_query_algorithm: coll 13 is not a collective");
+  expect_error(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_SENDRECV, 1, HCOMM_FLOAT32, &name),
+               HCOMM_ERR_INVALID_ARGUMENT, "point to point has no algorithm");
+  expect_error(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_ALLREDUCE, 1, static_cast<hcomm_dtype_t>(12), &name),
+               HCOMM_ERR_INVALID_ARGUMENT, "hcomm_comm_query_algorithm: dtype 12");
+  expect_error(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_ALLGATHER, SIZE_MAX / 4, HCOMM_FLOAT64, &name),
+               HCOMM_ERR_INVALID_ARGUMENT, "overflows");
+  expect_error(hcomm_comm_force_algorithm(nullptr, HCOMM_COLL_ALLREDUCE, nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "hcomm_comm_force_algorithm: comm is NULL");
+  expect_error(hcomm_comm_force_algorithm(comm_, static_cast<hcomm_coll_t>(-1), nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "hcomm_comm_force_algorithm: coll -1 is not a collective");
+  expect_error(hcomm_comm_force_algorithm(comm_, HCOMM_COLL_ALLREDUCE, "no_such_algorithm"),
+               HCOMM_ERR_INVALID_ARGUMENT, "no_such_algorithm");
+}
+
+// Every algorithm some plugin provides, as hcomm-info lists them.
+std::vector<std::string> provided_algorithms() {
+  std::vector<std::string> names;
+  for (int i = 0; i < hcomm_plugin_count(); ++i) {
+    hcomm_plugin_desc_t d;
+    if (hcomm_plugin_get(i, &d) != HCOMM_SUCCESS || !d.provides) continue;
+    std::stringstream list(d.provides);
+    for (std::string name; std::getline(list, name, ',');) names.push_back(name);
+  }
+  return names;
+}
+
+TEST_F(Api, ForcedAlgorithmIsTheQueriedOneUntilCleared) {
+  const size_t count = 1000;
+  const char* chosen = nullptr;
+  ASSERT_EQ(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_ALLREDUCE, count, HCOMM_FLOAT32, &chosen), HCOMM_SUCCESS)
+      << hcomm_get_last_error();
+  const std::string by_selector = chosen;
+  int forced = 0;
+  for (const std::string& name : provided_algorithms()) {
+    if (hcomm_comm_force_algorithm(comm_, HCOMM_COLL_ALLREDUCE, name.c_str()) != HCOMM_SUCCESS) {
+      EXPECT_NE(std::string(hcomm_get_last_error()).find("algorithms that do"), std::string::npos)
+          << hcomm_get_last_error();
+      continue;
+    }
+    ASSERT_EQ(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_ALLREDUCE, count, HCOMM_FLOAT32, &chosen), HCOMM_SUCCESS)
+        << hcomm_get_last_error();
+    if (chosen != name) continue;  // forced, but it does not serve this call: the selector chose
+    ++forced;
+    std::vector<int32_t> v = {3, -4, 5};
+    ASSERT_EQ(hcomm_allreduce(v.data(), v.data(), v.size(), HCOMM_INT32, HCOMM_SUM, comm_, nullptr), HCOMM_SUCCESS)
+        << name << ": " << hcomm_get_last_error();
+    EXPECT_EQ(v, (std::vector<int32_t>{3, -4, 5})) << name;
+  }
+  EXPECT_GE(forced, 1) << "no provided algorithm could be forced for allreduce";
+  ASSERT_EQ(hcomm_comm_force_algorithm(comm_, HCOMM_COLL_ALLREDUCE, nullptr), HCOMM_SUCCESS) << hcomm_get_last_error();
+  ASSERT_EQ(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_ALLREDUCE, count, HCOMM_FLOAT32, &chosen), HCOMM_SUCCESS);
+  EXPECT_EQ(chosen, by_selector) << "forcing NULL goes back to the selector's choice";
+}
+
+TEST_F(Api, CallThatNoAlgorithmServesLeavesTheCommunicatorUsable) {
+  std::vector<int64_t> send = {1, 2}, recv(2);
+  hcomm_result_t rc = hcomm_alltoall(send.data(), recv.data(), 2, HCOMM_INT64, comm_, nullptr);
+  if (accepted(rc)) {
+    EXPECT_EQ(recv, send);
+  }
+  std::vector<double> in = {1.5, -2}, out(2, 0);
+  ASSERT_EQ(hcomm_allreduce(in.data(), out.data(), 2, HCOMM_FLOAT64, HCOMM_SUM, comm_, nullptr), HCOMM_SUCCESS)
+      << hcomm_get_last_error();
+  EXPECT_EQ(out, in);
 }
 
 TEST(ApiNames, DtypesAndOps) {

@@ -1,16 +1,21 @@
 // The executor running the real algorithm plugins' schedules, one thread per
-// rank over in-memory messages, with results checked element by element; and
-// the schedule checks that reject broken schedules.
+// rank over in-memory messages and in-process windows, with results checked
+// element by element; and the schedule checks that reject broken schedules.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <tuple>
 
 #include "core/algorithm/selector.hpp"
+#include "core/algorithm/tune.hpp"
 #include "core/common/error.hpp"
+#include "core/exec/mapped_io.hpp"
 #include "core/exec/operation.hpp"
 #include "hcomm/hcomm.h"
 #include "tools/hcomm-perf/values.hpp"
@@ -46,7 +51,7 @@ class Mailbox {
 
 class MemoryIO final : public PeerIO {
  public:
-  MemoryIO(Mailbox& box, int rank) : box_(box), rank_(rank) {}
+  MemoryIO(Mailbox& box, int rank, MappedIO* mapped = nullptr) : box_(box), rank_(rank), mapped_(mapped) {}
   void* isend(int peer, const void* buf, size_t len, uint64_t tag) override {
     box_.put(rank_, peer, tag, buf, len);
     return new Request{true, nullptr, len, tag};
@@ -61,6 +66,7 @@ class MemoryIO final : public PeerIO {
   void progress() override {}
   void wait(int64_t) override { std::this_thread::yield(); }
   void check_peers() override {}
+  MappedIO* mapped() override { return mapped_; }
 
  private:
   struct Request {
@@ -71,6 +77,7 @@ class MemoryIO final : public PeerIO {
   };
   Mailbox& box_;
   int rank_;
+  MappedIO* mapped_;
 };
 
 struct Case {
@@ -155,6 +162,321 @@ TEST(Executor, BarrierCompletesOnEveryRankCount) {
   for (int n : {1, 2, 3, 7, 16}) run(Case{HCOMM_COLL_BARRIER, n, 0, HCOMM_UINT8, HCOMM_SUM, 0, true, 64});
 }
 
+// ---------------------------------------------------------------------------
+// Mapped memory in one process: every rank's window is plain memory here, and
+// each rank's MappedIO sees all of them, as a host-mapped communicator does.
+
+// Every rank's window of a communicator of `n` ranks.
+class Windows {
+ public:
+  Windows(int n, uint64_t window_bytes) : layout_{n, window_bytes} {
+    for (int r = 0; r < n; ++r) {
+      memory_.emplace_back(static_cast<uint8_t*>(std::aligned_alloc(window::kPage, layout_.total_bytes())), std::free);
+      std::memset(memory_.back().get(), 0, layout_.total_bytes());
+      window::initialise(memory_.back().get(), layout_, r);
+    }
+  }
+  uint8_t* base(int r) const { return memory_[r].get(); }
+  uint64_t window_bytes() const { return layout_.window_bytes; }
+
+ private:
+  window::Layout layout_;
+  std::vector<std::unique_ptr<uint8_t, decltype(&std::free)>> memory_;
+};
+
+// One rank's view of the windows. Its buffers count as mapped, but for 64
+// bytes at each end, on odd ranks, and as copied by address on even ones,
+// so that every way of reading a peer's buffer runs.
+class MemoryMapped final : public MappedIO {
+ public:
+  MemoryMapped(const Windows& w, int rank, int nranks) : MappedIO(rank, nranks, w.window_bytes()) {
+    for (int r = 0; r < nranks; ++r) attach(r, w.base(r), w.window_bytes());
+  }
+  const uint8_t* map(int, const hcomm_mem_desc_t& desc) override {
+    ++maps;
+    return reinterpret_cast<const uint8_t*>(desc.address);
+  }
+  void read(int, uint64_t address, void* local, size_t bytes) override {
+    ++copies;
+    std::memcpy(local, reinterpret_cast<const void*>(address), bytes);
+  }
+  void write(int, uint64_t address, const void* local, size_t bytes) override {
+    ++copies;
+    std::memcpy(reinterpret_cast<void*>(address), local, bytes);
+  }
+  void describe(const void* ptr, size_t bytes, hcomm_mem_desc_t* out) override {
+    out->bytes = rank() % 2 && bytes > 128 ? bytes - 128 : 0;
+    out->address = reinterpret_cast<uintptr_t>(ptr) + 64;
+  }
+  int maps = 0, copies = 0;
+};
+
+struct MappedCase {
+  const char* algorithm;
+  int nranks;
+  size_t count;
+  hcomm_dtype_t dtype = HCOMM_FLOAT32;
+  hcomm_op_t op = HCOMM_SUM;
+  bool in_place = false;
+  uint64_t chunk_bytes = 512 * 1024;
+  uint32_t flags = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS;
+};
+
+std::string describe(const MappedCase& c) {
+  return format("%s n=%d count=%zu %s %s chunk=%llu flags=%u%s", c.algorithm, c.nranks, c.count,
+                hcomm_dtype_name(c.dtype), hcomm_op_name(c.op), static_cast<unsigned long long>(c.chunk_bytes),
+                c.flags, c.in_place ? " in place" : "");
+}
+
+// A communicator's worth of ranks in one process, over windows that persist
+// from call to call as a communicator's do.
+class MappedJob {
+ public:
+  MappedJob(int nranks, uint64_t window_bytes) : nranks_(nranks), windows_(nranks, window_bytes) {
+    for (int r = 0; r < nranks; ++r) mapped_.push_back(std::make_unique<MemoryMapped>(windows_, r, nranks));
+  }
+
+  // Runs one allreduce on every rank, inputs given by `fill(rank, input)`;
+  // returns every rank's receive buffer (empty on failure, with the failure added).
+  template <class Fill>
+  std::vector<std::vector<uint8_t>> allreduce(const MappedCase& c, Fill fill) {
+    Mailbox box;
+    const size_t es = hcomm_dtype_size(c.dtype), bytes = c.count * es;
+    std::vector<std::vector<uint8_t>> send(nranks_, std::vector<uint8_t>(bytes)), recv = send;
+    std::vector<std::string> errors(nranks_);
+    std::vector<std::string> algorithms(nranks_);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < nranks_; ++r) {
+      fill(r, c.in_place ? recv[r].data() : send[r].data());
+      threads.emplace_back([&, r] {
+        try {
+          hcomm_comm_view_t view{.size = sizeof view, .rank = r, .nranks = nranks_, .link = {1, 1e-4, 1e-5},
+                                 .flags = c.flags, .window_bytes = c.flags ? windows_.window_bytes() : 0,
+                                 .mapped = {0.3, 1e-4, 5e-5}};
+          algorithm::Selector sel(view, algorithm::parse_tune(std::string("allreduce:@") + c.algorithm),
+                                  algorithm::registry(), c.chunk_bytes);
+          hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = c.count,
+                                 .dtype = c.dtype, .dtype_size = es, .op = c.op, .root = 0, .in_place = c.in_place,
+                                 .mem_kind = HCOMM_MEM_HOST};
+          auto schedule = sel.build(args);
+          algorithms[r] = schedule->algorithm;
+          std::vector<uint8_t> scratch(schedule->scratch_bytes);
+          MemoryIO io(box, r, mapped_[r].get());
+          void* in = c.in_place ? recv[r].data() : send[r].data();
+          run_to_end(schedule, Buffers{in, recv[r].data(), scratch.data()}, io);
+        } catch (const std::exception& e) {
+          errors[r] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < nranks_; ++r) {
+      EXPECT_EQ(errors[r], "") << describe(c) << ": rank " << r;
+      if (c.count && c.flags) {
+        EXPECT_EQ(algorithms[r], c.algorithm) << describe(c);
+      }
+      if (!errors[r].empty()) return {};
+    }
+    return recv;
+  }
+
+  // One allreduce of the exactly known values, checked element by element.
+  void check(const MappedCase& c) {
+    const size_t es = hcomm_dtype_size(c.dtype);
+    std::vector<std::vector<uint8_t>> expected(nranks_, std::vector<uint8_t>(c.count * es));
+    auto recv = allreduce(c, [&](int r, void* input) {
+      perf::fill_reduction(DataSpec{c.dtype, c.op, nranks_, r, 0}, input, expected[r].data(), c.count);
+    });
+    for (size_t r = 0; r < recv.size(); ++r) {
+      perf::Mismatch m = perf::compare_elements(recv[r].data(), expected[r].data(), c.count, es);
+      EXPECT_EQ(m.wrong, 0u) << describe(c) << ": rank " << r << ", first wrong element " << m.first_index;
+    }
+  }
+
+  // Runs schedules[r] on every rank r over buffers[r].
+  void run(const std::vector<std::shared_ptr<Schedule>>& schedules, const std::vector<Buffers>& buffers) {
+    Mailbox box;
+    std::vector<std::string> errors(nranks_);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < nranks_; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          MemoryIO io(box, r, mapped_[r].get());
+          run_to_end(schedules[r], buffers[r], io);
+        } catch (const std::exception& e) {
+          errors[r] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < nranks_; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+  }
+
+  const MemoryMapped& mapped(int r) const { return *mapped_[r]; }
+
+ private:
+  // As the communicator does, finished operations are advanced again.
+  void run_to_end(std::shared_ptr<const Schedule> schedule, Buffers buffers, MemoryIO& io) {
+    Operation op(std::move(schedule), buffers, 7, collective_tag_base(7), nranks_);
+    while (!op.advance(io)) std::this_thread::yield();
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(op.advance(io));
+  }
+
+  int nranks_;
+  Windows windows_;
+  std::vector<std::unique_ptr<MemoryMapped>> mapped_;
+};
+
+TEST(ExecutorMapped, DirectAllreduceEveryRankCountAndWindow) {
+  for (const char* algorithm : {"one_shot", "two_shot"})
+    for (int n : {2, 3, 5, 7})
+      for (uint64_t window : {uint64_t{256}, uint64_t{1} << 16}) {
+        MappedJob job(n, window);
+        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}})
+          for (uint64_t chunk : {uint64_t{128}, uint64_t{512} * 1024})
+            for (uint32_t flags : {uint32_t{HCOMM_VIEW_MAPPED}, uint32_t{HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS}})
+              for (bool in_place : {false, true})
+                job.check({.algorithm = algorithm, .nranks = n, .count = count, .in_place = in_place,
+                           .chunk_bytes = chunk, .flags = flags});
+      }
+}
+
+TEST(ExecutorMapped, DirectAllreduceEveryDtypeAndOp) {
+  for (const char* algorithm : {"one_shot", "two_shot"}) {
+    MappedJob job(5, 1024);
+    for (int t = 0; t < HCOMM_NUM_DTYPES; ++t)
+      for (int o = 0; o < HCOMM_NUM_OPS; ++o)
+        job.check({.algorithm = algorithm, .nranks = 5, .count = 333, .dtype = static_cast<hcomm_dtype_t>(t),
+                   .op = static_cast<hcomm_op_t>(o), .chunk_bytes = 200});
+  }
+}
+
+// Calls in a row on the same windows take the halves in turn; one-shot reads
+// peers' buffers where they exceed the window, mapped or copied by address.
+TEST(ExecutorMapped, CallsInARowShareTheWindows) {
+  MappedJob job(4, 4096);
+  const size_t counts[] = {1, 5000, 1024, 3, 20000, 1027, 1};
+  for (int i = 0; i < 14; ++i)
+    job.check({.algorithm = i % 3 ? "one_shot" : "two_shot", .nranks = 4, .count = counts[i % 7],
+               .dtype = i % 2 ? HCOMM_INT64 : HCOMM_FLOAT32, .op = i % 4 ? HCOMM_SUM : HCOMM_MAX, .in_place = i % 5 == 0});
+  int maps = 0, copies = 0;
+  for (int r = 0; r < 4; ++r) maps += job.mapped(r).maps, copies += job.mapped(r).copies;
+  EXPECT_GT(maps, 0);
+  EXPECT_GT(copies, 0);
+}
+
+// Every rank gets the same bits, those of the inputs combined in rank order,
+// with values whose sums round.
+TEST(ExecutorMapped, DirectAllreduceGivesEveryRankTheSameBits) {
+  for (const char* algorithm : {"one_shot", "two_shot"})
+    for (size_t count : {size_t{1}, size_t{999}, size_t{3000}}) {
+      const int n = 5;
+      MappedJob job(n, 2048);
+      std::vector<std::vector<float>> inputs(n, std::vector<float>(count));
+      std::mt19937 rng(42);
+      std::uniform_real_distribution<float> value(-1e3f, 1e3f);
+      for (auto& in : inputs)
+        for (float& v : in) v = value(rng);
+      const MappedCase c{.algorithm = algorithm, .nranks = n, .count = count};
+      auto recv = job.allreduce(c, [&](int r, void* input) { std::memcpy(input, inputs[r].data(), count * 4); });
+      ASSERT_EQ(recv.size(), static_cast<size_t>(n));
+      std::vector<float> expected = inputs[0];
+      for (int r = 1; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) expected[i] += inputs[r][i];
+      for (int r = 0; r < n; ++r) {
+        perf::Mismatch m = perf::compare_elements(recv[r].data(), expected.data(), count, 4);
+        EXPECT_EQ(m.wrong, 0u) << describe(c) << ": rank " << r << ", first wrong element " << m.first_index;
+      }
+    }
+}
+
+hcomm_step_t mapped_step(hcomm_step_kind_t kind, int peer, uint32_t match, uint64_t bytes) {
+  hcomm_step_t s{};
+  s.kind = kind;
+  s.peer = peer;
+  s.match = match;
+  s.bytes = bytes;
+  s.nchunks = 1;
+  return s;
+}
+
+void wait_for(hcomm_step_t& s, std::initializer_list<int32_t> deps) {
+  for (int32_t d : deps) {
+    s.whole_deps |= 1u << s.ndeps;
+    s.deps[s.ndeps++] = d;
+  }
+}
+
+// The steps no direct algorithm uses yet, written by hand: a load-reduce of
+// the peer's SEND into a RECV other than SEND, a store into the peer's RECV,
+// and signals of several chunks; peers' buffers mapped one way and copied by
+// address the other way.
+TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
+  const int n = 2;
+  const size_t count = 3000, bytes = count * 4;
+  MappedJob job(n, 1024);
+  std::vector<std::vector<int32_t>> send(n, std::vector<int32_t>(count)), recv(n, std::vector<int32_t>(2 * count, -1));
+  std::vector<std::shared_ptr<Schedule>> schedules;
+  std::vector<Buffers> buffers;
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
+    const int p = 1 - r;
+    auto s = std::make_shared<Schedule>();
+    s->algorithm = "hand-written";
+    s->args = {.size = sizeof(hcomm_coll_args_t), .coll = HCOMM_COLL_ALLREDUCE, .count = count, .dtype = HCOMM_INT32,
+               .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+    s->steps.push_back(mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0));  // 0: SEND is exposed
+    s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 0, 0));    // 1
+    hcomm_step_t sum = mapped_step(HCOMM_STEP_LOAD_REDUCE, p, 0, bytes);  // 2: RECV = SEND + the peer's SEND
+    sum.src = {HCOMM_BUF_SEND, 0};
+    sum.src2 = {HCOMM_BUF_SEND, 0};
+    sum.dst = {HCOMM_BUF_RECV, 0};
+    sum.nchunks = 5;
+    wait_for(sum, {1});
+    s->steps.push_back(sum);
+    hcomm_step_t store = mapped_step(HCOMM_STEP_STORE, p, 0, bytes);  // 3: the peer's RECV[count..] = SEND
+    store.src = {HCOMM_BUF_SEND, 0};
+    store.dst = {HCOMM_BUF_RECV, bytes};
+    wait_for(store, {1});
+    s->steps.push_back(store);
+    hcomm_step_t done = mapped_step(HCOMM_STEP_SIGNAL, p, 1, 0);  // 4: done with the peer's buffers, in 3 signals
+    done.nchunks = 3;
+    wait_for(done, {2, 3});
+    s->steps.push_back(done);
+    hcomm_step_t peer_done = mapped_step(HCOMM_STEP_WAIT, p, 1, 0);  // 5
+    peer_done.nchunks = 3;
+    s->steps.push_back(peer_done);
+    finalize_schedule(*s, bytes, 2 * bytes);
+    EXPECT_TRUE(s->mapped);
+    schedules.push_back(s);
+    buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
+  }
+  for (int call = 0; call < 3; ++call) {
+    for (auto& v : recv) std::fill(v.begin(), v.end(), -1);
+    job.run(schedules, buffers);
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(recv[r][i], send[0][i] + send[1][i]) << "call " << call << " rank " << r << " element " << i;
+        ASSERT_EQ(recv[r][count + i], send[1 - r][i]) << "call " << call << " rank " << r << " element " << i;
+      }
+  }
+}
+
+// Without mapped memory the direct algorithms decline and the selector's
+// next choice serves the call.
+TEST(ExecutorMapped, DirectAlgorithmsDeclineWithoutMappedMemory) {
+  MappedJob job(3, 1024);
+  for (const char* algorithm : {"one_shot", "two_shot"}) {
+    const MappedCase c{.algorithm = algorithm, .nranks = 3, .count = 100, .flags = 0};
+    job.check(c);
+    hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = 3, .link = {1, 1e-4, 1e-5}};
+    algorithm::Selector sel(view, algorithm::parse_tune(std::string("allreduce:@") + algorithm), algorithm::registry(),
+                            1024);
+    hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = 100, .dtype = HCOMM_FLOAT32,
+                           .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+    EXPECT_NE(sel.build(args)->algorithm, algorithm);
+  }
+}
+
 hcomm_step_t step(hcomm_step_kind_t kind, uint64_t bytes) {
   hcomm_step_t s{};
   s.kind = kind;
@@ -193,6 +515,18 @@ TEST(Schedule, BrokenSchedulesAreRejected) {
   s.steps = {step(HCOMM_STEP_SEND, 8)};
   s.steps[0].match = 1u << 24;
   expect_rejected(s, "24 bits");
+  s.steps = {step(HCOMM_STEP_SIGNAL, 0)};
+  s.steps[0].peer = 1, s.steps[0].match = HCOMM_MAX_SIGNALS;
+  expect_rejected(s, "HCOMM_MAX_SIGNALS");
+  s.steps = {step(HCOMM_STEP_LOAD, 8)};
+  s.steps[0].peer = -1;
+  expect_rejected(s, "names no peer");
+  s.steps = {step(HCOMM_STEP_LOAD, 8)};
+  s.steps[0].peer = 1, s.steps[0].src = {HCOMM_BUF_SCRATCH, 0};
+  expect_rejected(s, "a peer's buffer");
+  s.steps = {step(HCOMM_STEP_STORE, 8)};
+  s.steps[0].peer = 1, s.steps[0].dst = {7, 0};
+  expect_rejected(s, "a peer's buffer");
 }
 
 TEST(Schedule, ChunksCoverTheStepExactly) {

@@ -1,5 +1,6 @@
-// hcomm-perf's pure parts: the command line, the size sweep, and the exact
-// input and expected values of every collective, dtype and reduction.
+// hcomm-perf's pure parts: the command line, the size sweep, the figures that
+// close --sweep-algos, and the exact input and expected values of every
+// collective, dtype and reduction.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/hcomm-perf/algo_summary.hpp"
 #include "tools/hcomm-perf/options.hpp"
 #include "tools/hcomm-perf/values.hpp"
 
@@ -131,6 +133,80 @@ TEST(PerfOptions, ErrorsNameTheArgument) {
   EXPECT_EQ(usage_error({"-w", "-1"}), "-w '-1': expected an integer from 0 to 1000000000");
   EXPECT_EQ(usage_error({"--root", "two"}), "--root 'two': expected an integer from 0 to 1000000000");
   EXPECT_EQ(usage_error({"--iters=99999999999"}), "--iters '99999999999': expected an integer from 1 to 1000000000");
+}
+
+TEST(PerfOptions, AlgorithmChoiceAndCalibration) {
+  const Options forced = parse({"--algo", "ring", "-c", "broadcast"});
+  EXPECT_EQ(forced.algorithm, "ring");
+  EXPECT_FALSE(forced.sweep_algorithms);
+  EXPECT_TRUE(forced.calibrate_path.empty());
+  EXPECT_EQ(parse({"--algo=halving_doubling"}).algorithm, "halving_doubling");
+  EXPECT_TRUE(parse({"--sweep-algos"}).sweep_algorithms);
+  EXPECT_EQ(parse({"--calibrate", "link.tune", "-w", "1", "-n", "9"}).calibrate_path, "link.tune");
+  EXPECT_EQ(parse({"--calibrate=/tmp/a b.tune"}).calibrate_path, "/tmp/a b.tune");
+  const std::string usage = usage_text(kCollectives);
+  for (const char* option : {"--algo NAME", "--sweep-algos", "--calibrate FILE"})
+    EXPECT_NE(usage.find(option), std::string::npos) << option;
+}
+
+TEST(PerfOptions, AlgorithmOptionsThatDoNotCombine) {
+  EXPECT_EQ(usage_error({"--algo"}), "--algo needs a value");
+  EXPECT_EQ(usage_error({"--algo="}), "--algo needs an algorithm name");
+  EXPECT_EQ(usage_error({"--calibrate="}), "--calibrate needs a file name");
+  EXPECT_EQ(usage_error({"--sweep-algos=yes"}), "--sweep-algos takes no value");
+  EXPECT_EQ(usage_error({"--sweep-algos", "--algo", "ring"}),
+            "--sweep-algos forces every algorithm in turn: it does not combine with --algo");
+  EXPECT_EQ(usage_error({"--sweep-algos", "--json", "x.json"}),
+            "--json writes one algorithm per size: it does not combine with --sweep-algos");
+  const std::string calibrate =
+      "--calibrate measures the links, not a collective: it does not combine with --algo, "
+      "--sweep-algos or --json";
+  EXPECT_EQ(usage_error({"--calibrate", "f", "--algo", "ring"}), calibrate);
+  EXPECT_EQ(usage_error({"--sweep-algos", "--calibrate", "f"}), calibrate);
+  EXPECT_EQ(usage_error({"--calibrate", "f", "--json", "x.json"}), calibrate);
+}
+
+// Three algorithms over four sizes; "-" where one does not serve a size.
+std::vector<AlgoTimes> four_sizes() {
+  constexpr std::nullopt_t none = std::nullopt;
+  return {
+      {.forced_us = {10.0, 20.0, none}, .auto_us = 10.5},  // within 10% of 10
+      {.forced_us = {30.0, 20.0, 25.0}, .auto_us = 22.1},  // 22.1 > 22: not within
+      {.forced_us = {none, none, none}, .auto_us = 7.0},   // nothing forced: not counted
+      {.forced_us = {none, 40.0, 50.0}, .auto_us = 44.0},  // exactly 10% over: within
+  };
+}
+
+TEST(PerfAlgoSummary, CountsSizesWhereAutoIsCloseToTheBest) {
+  const std::vector<std::string> names = {"ring", "tree", "direct"};
+  const AlgoSummary s = summarize(four_sizes(), names, "ring");
+  EXPECT_EQ(s.sizes, 3);
+  EXPECT_EQ(s.auto_close, 2);
+  // ring ran at the first two sizes: (10.5 + 22.1) / (10 + 30) - 1.
+  EXPECT_EQ(s.reference_sizes, 2);
+  ASSERT_TRUE(s.vs_reference_percent.has_value());
+  EXPECT_NEAR(*s.vs_reference_percent, (32.6 / 40 - 1) * 100, 1e-9);
+  EXPECT_EQ(summary_text(s, "ring"),
+            "# auto within 10% of the best forced algorithm at 2 of 3 sizes\n"
+            "# auto against ring forced: sum(auto) / sum(ring) - 1 = -18.5% over the 2 sizes ring serves\n");
+  const AlgoSummary tree = summarize(four_sizes(), names, "tree");
+  EXPECT_EQ(tree.reference_sizes, 3);
+  EXPECT_NEAR(*tree.vs_reference_percent, ((10.5 + 22.1 + 44.0) / 80 - 1) * 100, 1e-9);
+  EXPECT_EQ(summary_text(tree, "tree").substr(summary_text(tree, "tree").find('\n') + 1),
+            "# auto against tree forced: sum(auto) / sum(tree) - 1 = -4.3% over the 3 sizes tree serves\n");
+}
+
+TEST(PerfAlgoSummary, WithoutTheReference) {
+  const AlgoSummary s = summarize(four_sizes(), {"a", "b", "c"}, "ring");
+  EXPECT_EQ(s.sizes, 3);
+  EXPECT_EQ(s.reference_sizes, 0);
+  EXPECT_FALSE(s.vs_reference_percent.has_value());
+  EXPECT_NE(summary_text(s, "ring").find("# auto against ring forced: ring serves no size of this sweep\n"),
+            std::string::npos);
+  const AlgoSummary empty = summarize({}, {}, "ring");
+  EXPECT_EQ(empty.sizes, 0);
+  EXPECT_EQ(empty.auto_close, 0);
+  EXPECT_FALSE(empty.vs_reference_percent.has_value());
 }
 
 TEST(PerfSweep, PowersOfTheFactor) {

@@ -1,0 +1,155 @@
+// Runs under hcomm-run, with HCOMM_TUNE forcing one direct algorithm:
+//
+//   hcomm_direct_test ALGORITHM
+//
+// Allreduces of every size class (0, 1, 7 and 1027 elements, just under and
+// over the window, several windows, 1M+5 elements) on buffers from malloc,
+// from hcomm_mem_alloc and registered with hcomm_mem_register, in place and
+// not, over a spread of dtypes and ops; each call runs twice (the second
+// finds the registrations and mappings of the first). Every element of every
+// result is checked against the exactly known values of values.hpp, and each
+// call must have run ALGORITHM. Exits non-zero if anything was wrong.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hcomm/hcomm.h"
+#include "tools/hcomm-perf/values.hpp"
+
+namespace {
+
+enum class Memory { kMalloc, kAllocated, kRegistered };
+const char* memory_name(Memory m) {
+  return m == Memory::kMalloc ? "malloc" : m == Memory::kAllocated ? "hcomm_mem_alloc" : "registered";
+}
+
+struct Job {
+  hcomm_comm_t comm = nullptr;
+  int rank = 0, size = 1;
+  int failures = 0;
+
+  [[noreturn]] void fatal(const std::string& what, hcomm_result_t rc) const {
+    std::fprintf(stderr, "rank %d of %d: %s failed: %s: %s\n", rank, size, what.c_str(), hcomm_result_string(rc),
+                 hcomm_get_last_error());
+    std::exit(1);
+  }
+  void check(hcomm_result_t rc, const std::string& what) const {
+    if (rc != HCOMM_SUCCESS) fatal(what, rc);
+  }
+  void wrong(const std::string& what) {
+    std::fprintf(stderr, "rank %d of %d: WRONG: %s\n", rank, size, what.c_str());
+    ++failures;
+  }
+};
+
+// A buffer of one kind of memory; registered buffers are deregistered and
+// freed when it goes.
+class Buffer {
+ public:
+  Buffer(Job& job, Memory memory, size_t bytes) : job_(job), memory_(memory) {
+    const size_t at_least = bytes ? bytes : 1;
+    if (memory == Memory::kAllocated) {
+      job.check(hcomm_mem_alloc(&data_, at_least), "hcomm_mem_alloc");
+      return;
+    }
+    data_ = std::malloc(at_least);
+    if (!data_) job.fatal("malloc", HCOMM_ERR_SYSTEM);
+    if (memory == Memory::kRegistered) job.check(hcomm_mem_register(job.comm, data_, at_least, &handle_), "hcomm_mem_register");
+  }
+  ~Buffer() {
+    if (memory_ == Memory::kAllocated) {
+      job_.check(hcomm_mem_free(data_), "hcomm_mem_free");
+      return;
+    }
+    if (handle_) job_.check(hcomm_mem_deregister(job_.comm, handle_), "hcomm_mem_deregister");
+    std::free(data_);
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  Job& job_;
+  Memory memory_;
+  void* data_ = nullptr;
+  void* handle_ = nullptr;
+};
+
+struct Work {
+  hcomm_dtype_t dtype;
+  hcomm_op_t op;
+};
+
+void run_case(Job& job, const char* algorithm, Memory memory, size_t count, Work w, bool in_place) {
+  const size_t es = hcomm_dtype_size(w.dtype), bytes = count * es;
+  const std::string what = std::string(algorithm) + " allreduce of " + std::to_string(count) + " " +
+                           hcomm_dtype_name(w.dtype) + " " + hcomm_op_name(w.op) + " on " + memory_name(memory) +
+                           " buffers" + (in_place ? ", in place" : "");
+  if (count) {
+    const char* used = nullptr;
+    job.check(hcomm_comm_query_algorithm(job.comm, HCOMM_COLL_ALLREDUCE, count, w.dtype, &used),
+              "hcomm_comm_query_algorithm");
+    if (!used || std::strcmp(used, algorithm) != 0) job.wrong(what + ": the selector chose " + (used ? used : "none"));
+  }
+  Buffer recv(job, memory, bytes), send(job, memory, in_place ? 0 : bytes);
+  void* input = in_place ? recv.data() : send.data();
+  std::vector<uint8_t> expected(bytes), original(bytes);
+  hcomm::perf::fill_reduction({w.dtype, w.op, job.size, job.rank, 0}, input, expected.data(), count);
+  std::memcpy(original.data(), input, bytes);
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    if (in_place && repeat) std::memcpy(input, original.data(), bytes);
+    if (!in_place) hcomm::perf::write_complement(recv.data(), expected.data(), bytes);
+    job.check(hcomm_allreduce(input, recv.data(), count, w.dtype, w.op, job.comm, nullptr), what);
+    const hcomm::perf::Mismatch m = hcomm::perf::compare_elements(recv.data(), expected.data(), count, es);
+    if (m.wrong)
+      job.wrong(what + " (call " + std::to_string(repeat + 1) + "): " + std::to_string(m.wrong) +
+                " wrong elements, the first at " + std::to_string(m.first_index));
+    if (!in_place && std::memcmp(send.data(), original.data(), bytes) != 0) job.wrong(what + ": the input changed");
+  }
+}
+
+size_t window_bytes() {
+  const char* text = std::getenv("HCOMM_WINDOW_BYTES");
+  if (!text || !*text) return size_t{1} << 20;
+  char* unit = nullptr;
+  size_t n = std::strtoull(text, &unit, 10);
+  return *unit == 'K' || *unit == 'k' ? n << 10 : *unit == 'M' || *unit == 'm' ? n << 20 : n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: hcomm_direct_test ALGORITHM (under hcomm-run, with HCOMM_TUNE forcing it)\n");
+    return 2;
+  }
+  const char* algorithm = argv[1];
+  Job job;
+  job.check(hcomm_comm_init_env(&job.comm), "hcomm_comm_init_env");
+  job.check(hcomm_comm_rank(job.comm, &job.rank), "hcomm_comm_rank");
+  job.check(hcomm_comm_size(job.comm, &job.size), "hcomm_comm_size");
+
+  const size_t window = window_bytes();
+  const Work works[] = {{HCOMM_FLOAT32, HCOMM_SUM}, {HCOMM_INT32, HCOMM_MAX}, {HCOMM_FLOAT64, HCOMM_AVG},
+                        {HCOMM_UINT8, HCOMM_PROD}, {HCOMM_BFLOAT16, HCOMM_MIN}, {HCOMM_INT64, HCOMM_SUM}};
+  for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered}) {
+    for (const Work& w : works) {
+      const size_t per_window = window / hcomm_dtype_size(w.dtype);
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}, per_window - 1, per_window + 1,
+                           3 * per_window + 5})
+        for (bool in_place : {false, true}) run_case(job, algorithm, memory, count, w, in_place);
+    }
+    for (bool in_place : {false, true})
+      run_case(job, algorithm, memory, (size_t{1} << 20) + 5, {HCOMM_FLOAT32, HCOMM_SUM}, in_place);
+  }
+
+  uint64_t mine = static_cast<uint64_t>(job.failures), all = 0;
+  job.check(hcomm_allreduce(&mine, &all, 1, HCOMM_UINT64, HCOMM_SUM, job.comm, nullptr), "allreduce of failures");
+  if (job.rank == 0)
+    std::printf("%s allreduce on %d ranks: %s\n", algorithm, job.size,
+                all ? (std::to_string(all) + " wrong results (see above)").c_str() : "all correct");
+  job.check(hcomm_comm_destroy(job.comm), "hcomm_comm_destroy");
+  return all ? 1 : 0;
+}

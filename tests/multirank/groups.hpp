@@ -1,0 +1,22 @@
+// The test groups outside the table of collectives (cases.hpp).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "test_job.hpp"
+
+namespace hcomm::test {
+
+// Point to point: every rank to every rank (itself included) at once,
+// completed in reverse order; messages of one tag in the order sent;
+// blocking calls around a ring; the extreme tags; bad arguments. `large`
+// (0: none) adds one all-to-all round of that many float32 elements.
+void test_point_to_point(Job& job, const std::vector<size_t>& counts, size_t large);
+
+// The C++ API (hcomm.hpp) over a few collectives and point to point, on a
+// communicator of its own made from a unique id: results, requests, and
+// errors as exceptions.
+void test_cxx(Job& job);
+
+}  // namespace hcomm::test

@@ -1,0 +1,198 @@
+// Tune files: parsing (good and bad, each error naming the file, the line and
+// the key), the text hcomm-perf --calibrate writes, what a communicator's view
+// takes from a file, and the local rates calibration measures.
+#include "core/algorithm/tune_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "core/algorithm/calibration.hpp"
+#include "core/algorithm/tuned_view.hpp"
+#include "core/common/error.hpp"
+
+namespace hcomm {
+namespace {
+
+using algorithm::format_tune_file;
+using algorithm::parse_tune_file;
+using algorithm::TuneFile;
+
+constexpr const char* kPath = "/tmp/link.tune";
+
+std::string config_error(const std::string& text) {
+  try {
+    parse_tune_file(text, kPath);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG);
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const char* const kComplete = "alpha_us = 2.5\nbeta_us_per_byte = 0.0003\ngamma_us_per_byte = 5e-05\n";
+
+TEST(TuneFile, ParsesKeysCommentsAndBlankLines) {
+  const TuneFile f = parse_tune_file(
+      "# measured on the test machine\n"
+      "\n"
+      "   gamma_us_per_byte=0.00005   # float32 sum\n"
+      "ranks = 3\r\n"
+      "transports = shm,tcp\n"
+      "alpha_us = 2.5\n"
+      "\t beta_us_per_byte =0.0003\n"
+      "mapped.beta_us_per_byte = 4e-05\n",
+      kPath);
+  EXPECT_EQ(f.ranks, 3);
+  EXPECT_EQ(f.transports, "shm,tcp");
+  EXPECT_EQ(f.link.alpha_us, 2.5);
+  EXPECT_EQ(f.link.beta_us_per_byte, 0.0003);
+  EXPECT_EQ(f.link.gamma_us_per_byte, 0.00005);
+  EXPECT_FALSE(f.mapped.alpha_us.has_value());
+  EXPECT_EQ(f.mapped.beta_us_per_byte, 4e-05);
+  EXPECT_FALSE(f.mapped.gamma_us_per_byte.has_value());
+  const TuneFile minimal = parse_tune_file(kComplete, kPath);
+  EXPECT_EQ(minimal.ranks, 0);
+  EXPECT_EQ(minimal.transports, "");
+  EXPECT_EQ(minimal.link.gamma_us_per_byte, 5e-05);
+  EXPECT_EQ(parse_tune_file("alpha_us = 0\nbeta_us_per_byte = 0\ngamma_us_per_byte = 0", kPath).link.alpha_us, 0);
+}
+
+TEST(TuneFile, WrittenTextReadsBackExactly) {
+  TuneFile f;
+  f.ranks = 7;
+  f.transports = "tcp";
+  f.link = {.alpha_us = 12.345678901234, .beta_us_per_byte = 1.0 / 3e3, .gamma_us_per_byte = 2.5e-5};
+  f.mapped.alpha_us = 0.125;
+  f.mapped.gamma_us_per_byte = 1e-6 / 7;
+  const std::string text = format_tune_file(f);
+  EXPECT_EQ(text.rfind("# HComm tune file", 0), 0u) << text;
+  EXPECT_NE(text.find("\nranks = 7\ntransports = tcp\nalpha_us = 12.345678901234\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("mapped.beta_us_per_byte"), std::string::npos) << text;
+  const TuneFile back = parse_tune_file(text, kPath);
+  EXPECT_EQ(back.ranks, 7);
+  EXPECT_EQ(back.transports, "tcp");
+  EXPECT_EQ(back.link.alpha_us, f.link.alpha_us);
+  EXPECT_EQ(back.link.beta_us_per_byte, f.link.beta_us_per_byte);
+  EXPECT_EQ(back.link.gamma_us_per_byte, f.link.gamma_us_per_byte);
+  EXPECT_EQ(back.mapped.alpha_us, f.mapped.alpha_us);
+  EXPECT_FALSE(back.mapped.beta_us_per_byte.has_value());
+  EXPECT_EQ(back.mapped.gamma_us_per_byte, f.mapped.gamma_us_per_byte);
+}
+
+TEST(TuneFile, BadFilesNameTheFileLineAndKey) {
+  const std::string file = std::string("HCOMM_TUNE_FILE ") + kPath;
+  EXPECT_EQ(config_error(std::string(kComplete) + "latency = 3\n"),
+            file +
+                " line 4: unknown key 'latency' (the keys: ranks, transports, alpha_us, beta_us_per_byte, "
+                "gamma_us_per_byte, mapped.alpha_us, mapped.beta_us_per_byte, mapped.gamma_us_per_byte)");
+  EXPECT_EQ(config_error(std::string(kComplete) + "# again\nalpha_us = 3\n"),
+            file + " line 5: key 'alpha_us' appears again (first on line 1)");
+  EXPECT_EQ(config_error("ranks 3\n"), file + " line 1: 'ranks 3' is not 'key = value'");
+  EXPECT_EQ(config_error("alpha_us = 1\nbeta_us_per_byte = 1\n"),
+            file + ": key 'gamma_us_per_byte' is missing (hcomm-perf --calibrate writes a complete file)");
+  EXPECT_EQ(config_error(""), file + ": key 'alpha_us' is missing (hcomm-perf --calibrate writes a complete file)");
+  for (const char* bad : {"-1", "", "abc", "1e", "inf", "nan", "0x10", "1,5", "2 us", "+3"})
+    EXPECT_EQ(config_error(std::string("\nbeta_us_per_byte = ") + bad + "\n"),
+              file + " line 2: key 'beta_us_per_byte': '" + bad + "' is not a finite number >= 0");
+  EXPECT_EQ(config_error("mapped.gamma_us_per_byte = -0.5"),
+            file + " line 1: key 'mapped.gamma_us_per_byte': '-0.5' is not a finite number >= 0");
+  for (const char* bad : {"0", "-2", "3.5", "x"})
+    EXPECT_EQ(config_error(std::string("ranks = ") + bad),
+              file + " line 1: key 'ranks': '" + bad + "' is not a rank count >= 1");
+  EXPECT_EQ(config_error("transports ="), file + " line 1: key 'transports': '' is empty");
+}
+
+TEST(TuneFile, UnreadableFileIsNamed) {
+  for (const char* path : {"/nonexistent/link.tune", "/tmp"}) {
+    try {
+      algorithm::read_tune_file(path);
+      ADD_FAILURE() << "read " << path;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG);
+      EXPECT_EQ(std::string(e.what()),
+                std::string("HCOMM_TUNE_FILE ") + path + ": not a file (hcomm-perf --calibrate FILE writes one)");
+    }
+  }
+}
+
+hcomm_comm_view_t measured_view(uint32_t flags) {
+  return hcomm_comm_view_t{.size = sizeof(hcomm_comm_view_t),
+                           .rank = 1,
+                           .nranks = 3,
+                           .link = {.alpha_us = 30, .beta_us_per_byte = 1e-3, .gamma_us_per_byte = 5e-5},
+                           .flags = flags,
+                           .window_bytes = flags ? 1u << 20 : 0,
+                           .mapped = {.alpha_us = 0.5, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 5e-5}};
+}
+
+TEST(TuneFile, ViewTakesTheLinkAndMappedFieldsOnlyWhereMapped) {
+  TuneFile f;
+  f.link = {.alpha_us = 2, .beta_us_per_byte = 3e-4, .gamma_us_per_byte = 6e-5};
+  f.mapped.beta_us_per_byte = 2e-5;
+  const hcomm_comm_view_t plain = algorithm::apply_tune_file(f, measured_view(0));
+  EXPECT_EQ(plain.link.alpha_us, 2);
+  EXPECT_EQ(plain.link.beta_us_per_byte, 3e-4);
+  EXPECT_EQ(plain.link.gamma_us_per_byte, 6e-5);
+  EXPECT_EQ(plain.mapped.beta_us_per_byte, 1e-4);
+  EXPECT_EQ(plain.rank, 1);
+  EXPECT_EQ(plain.nranks, 3);
+  const hcomm_comm_view_t mapped = algorithm::apply_tune_file(f, measured_view(HCOMM_VIEW_MAPPED));
+  EXPECT_EQ(mapped.mapped.alpha_us, 0.5);
+  EXPECT_EQ(mapped.mapped.beta_us_per_byte, 2e-5);
+  EXPECT_EQ(mapped.mapped.gamma_us_per_byte, 5e-5);
+  EXPECT_EQ(mapped.flags, static_cast<uint32_t>(HCOMM_VIEW_MAPPED));
+  EXPECT_EQ(mapped.window_bytes, 1u << 20);
+}
+
+// HCOMM_TUNE_FILE for the rest of one test.
+class TuneFileSetting {
+ public:
+  explicit TuneFileSetting(const std::string& path) { setenv("HCOMM_TUNE_FILE", path.c_str(), 1); }
+  ~TuneFileSetting() { unsetenv("HCOMM_TUNE_FILE"); }
+};
+
+TEST(TuneFile, TunedViewReadsTheSetting) {
+  const hcomm_comm_view_t measured = measured_view(0);
+  EXPECT_EQ(algorithm::tuned_view(measured).link.alpha_us, 30);
+  const std::string path = testing::TempDir() + "tuned_view_test.tune";
+  {
+    std::ofstream(path) << "alpha_us = 4\nbeta_us_per_byte = 2e-4\ngamma_us_per_byte = 1e-5\n";
+    TuneFileSetting setting(path);
+    const hcomm_comm_view_t tuned = algorithm::tuned_view(measured);
+    EXPECT_EQ(tuned.link.alpha_us, 4);
+    EXPECT_EQ(tuned.link.beta_us_per_byte, 2e-4);
+    EXPECT_EQ(tuned.link.gamma_us_per_byte, 1e-5);
+  }
+  {
+    std::ofstream(path) << "alpha_us = 4\nbeta_us_per_byte = fast\n";
+    TuneFileSetting setting(path);
+    try {
+      algorithm::tuned_view(measured);
+      ADD_FAILURE() << "took a bad file";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG);
+      EXPECT_EQ(std::string(e.what()),
+                "HCOMM_TUNE_FILE " + path + " line 2: key 'beta_us_per_byte': 'fast' is not a finite number >= 0");
+    }
+  }
+  std::remove(path.c_str());
+  EXPECT_EQ(algorithm::tuned_view(measured).link.beta_us_per_byte, 1e-3);
+}
+
+// Memory-bound rates of this machine: above 1 MB/s and below 10 TB/s.
+TEST(Calibration, LocalRatesArePlausible) {
+  const algorithm::LocalRates rates = algorithm::measure_local_rates();
+  for (double us_per_byte : {rates.reduce_us_per_byte, rates.copy_us_per_byte}) {
+    EXPECT_TRUE(std::isfinite(us_per_byte));
+    EXPECT_LT(us_per_byte, 1.0);
+    EXPECT_GT(us_per_byte, 1e-7);
+  }
+}
+
+}  // namespace
+}  // namespace hcomm
