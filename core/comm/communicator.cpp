@@ -192,7 +192,15 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap)
 
   peers_ = std::make_unique<Peers>(*bootstrap_, key);
   links_ = std::make_unique<Links>(*peers_, rank_);
-  hcomm_comm_view_t view{.size = sizeof(hcomm_comm_view_t), .rank = rank_, .nranks = size_, .link = peers_->link_model()};
+  node_of_.assign(size_, 0);  // one host until the topology module tells the hosts apart
+  hcomm_comm_view_t view{.size = sizeof(hcomm_comm_view_t),
+                         .rank = rank_,
+                         .nranks = size_,
+                         .link = peers_->link_model(),
+                         .nnodes = 1,
+                         .node_of = node_of_.data(),
+                         .intra = peers_->link_model(),
+                         .inter = peers_->link_model()};
   peers_->describe_mapped(view);
   view = algorithm::tuned_view(view);
   const uint64_t chunk_bytes = settings::get_size("HCOMM_CHUNK_BYTES");

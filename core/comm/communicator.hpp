@@ -103,6 +103,7 @@ class Communicator {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   int rank_, size_;
   std::unique_ptr<Peers> peers_;
+  std::vector<int> node_of_;  // each rank's host, as the view hands it to the algorithms
   std::unique_ptr<Links> links_;
   std::unique_ptr<algorithm::Selector> selector_;
   // Point to point is built through the algorithms' builder, by the core's

@@ -84,6 +84,11 @@ typedef struct hcomm_comm_view {
   uint32_t flags;           /* hcomm_view_flags_t */
   uint64_t window_bytes;    /* HCOMM_BUF_WINDOW bytes per rank and call; 0 without HCOMM_VIEW_MAPPED */
   hcomm_link_model_t mapped;/* loads and stores through mapped memory (alpha: a flag's round trip) */
+  /* ABI 1.2: the hosts the ranks live on, as the topology module sees them. */
+  int nnodes;               /* hosts the communicator spans (1: all on one) */
+  const int* node_of;       /* nranks entries: each rank's host, numbered 0.. in order of each host's lowest rank */
+  hcomm_link_model_t intra; /* the slowest link between two ranks of one host */
+  hcomm_link_model_t inter; /* the slowest link between hosts; equals intra when nnodes is 1 */
 } hcomm_comm_view_t;
 
 typedef enum hcomm_step_kind {
