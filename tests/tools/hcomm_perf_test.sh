@@ -66,6 +66,21 @@ case_broadcast() {
   expect_rows 4
 }
 
+# Every other collective at an odd rank count with a root that is not 0,
+# out of place and in place; each row's results checked by hcomm-perf.
+case_collectives() {
+  local coll inplace
+  for coll in reduce allgather allgatherv reduce_scatter reduce_scatter_v alltoall alltoallv gather scatter; do
+    for inplace in "" --inplace; do
+      # shellcheck disable=SC2086
+      perf 3 -c "$coll" -r 2 -d int32 -o max -b 1 -e 20000 -f 7 -w 1 -n 2 $inplace
+      expect_rc 0
+      head -1 "$WORK/out" | grep -qF "$coll: dtype int32" || fail "header of $coll $inplace"
+      expect_rows 6
+    done
+  done
+}
+
 case_barrier() {
   perf 4 -c barrier -w 1 -n 5
   expect_rc 0
