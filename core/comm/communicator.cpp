@@ -75,11 +75,12 @@ class SelfLink {
     return &r;
   }
 
-  bool test(void* request) {
+  bool test(void* request, size_t* bytes) {
     if (request == &sent_) return true;
     auto it = std::find_if(receives_.begin(), receives_.end(), [&](const Receive& r) { return &r == request; });
     if (!it->done) return false;
     std::string error = std::move(it->error);
+    *bytes = it->len;
     receives_.erase(it);
     if (!error.empty()) throw Error(HCOMM_ERR_INVALID_ARGUMENT, error);
     return true;
@@ -163,8 +164,8 @@ class Links final : public exec::PeerIO {
   void* irecv(int peer, void* buf, size_t len, uint64_t tag) override {
     return peer == rank_ ? self_.irecv(buf, len, tag) : peers_.irecv(peer, buf, len, tag);
   }
-  bool test(int peer, void* request) override {
-    return peer == rank_ ? self_.test(request) : peers_.test(peer, request);
+  bool test(int peer, void* request, size_t* bytes) override {
+    return peer == rank_ ? self_.test(request, bytes) : peers_.test(peer, request, bytes);
   }
   void progress() override { peers_.progress(); }
   void wait(int64_t timeout_us) override { peers_.wait(timeout_us); }

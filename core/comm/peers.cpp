@@ -231,11 +231,10 @@ void* Peers::irecv(int peer, void* buf, size_t len, uint64_t tag) {
 }
 
 // A request ends when test reports it done or fails.
-bool Peers::test(int peer, void* request) {
+bool Peers::test(int peer, void* request, size_t* bytes) {
   const Link& l = link(peer);
   int done = 0;
-  size_t bytes = 0;
-  hcomm_result_t rc = l.net->transport->iface().test(request, &done, &bytes);
+  hcomm_result_t rc = l.net->transport->iface().test(request, &done, bytes);
   if (rc != HCOMM_SUCCESS || done) --in_flight_;
   l.net->transport->check(rc, "test");
   return done != 0;

@@ -27,7 +27,7 @@ class Peers final : public exec::PeerIO {
 
   void* isend(int peer, const void* buf, size_t len, uint64_t tag) override;
   void* irecv(int peer, void* buf, size_t len, uint64_t tag) override;
-  bool test(int peer, void* request) override;
+  bool test(int peer, void* request, size_t* bytes) override;
   void progress() override;
   void wait(int64_t timeout_us) override;
   void check_peers() override;

@@ -216,12 +216,18 @@ bool Operation::poll(uint32_t step, PeerIO& io) {
   for (uint32_t c = ss.started > kMaxInflightChunks ? ss.started - kMaxInflightChunks : 0; c < ss.started; ++c) {
     void* req = ss.request[c % kMaxInflightChunks];
     if (chunk_done(step, c) || !req) continue;
-    if (!io.test(s.peer, req)) {
+    size_t arrived = 0;
+    if (!io.test(s.peer, req, &arrived)) {
       in_flight = true;
       continue;
     }
     uint64_t off, bytes;
     Schedule::chunk_range(s, schedule_->args.dtype_size, c, &off, &bytes);
+    if (s.kind != HCOMM_STEP_SEND && arrived != bytes)
+      throw Error(HCOMM_ERR_INVALID_ARGUMENT,
+                  format("rank %d sent %zu bytes where this rank expects %llu: the ranks passed different counts, "
+                         "datatypes or roots (every rank must describe the same call)",
+                         s.peer, arrived, static_cast<unsigned long long>(bytes)));
     finish(step, c, off, bytes);
   }
   enqueue(step);

@@ -16,8 +16,9 @@ class PeerIO {
   // A request handle, or nullptr for "retry later". Throw on errors.
   virtual void* isend(int peer, const void* buf, size_t len, uint64_t tag) = 0;
   virtual void* irecv(int peer, void* buf, size_t len, uint64_t tag) = 0;
-  // True once complete (the request is then gone).
-  virtual bool test(int peer, void* request) = 0;
+  // True once complete (the request is then gone), with the bytes the
+  // message carried in *bytes.
+  virtual bool test(int peer, void* request, size_t* bytes) = 0;
   // Moves data for every request.
   virtual void progress() = 0;
   // Blocks up to timeout_us until progress may be possible.

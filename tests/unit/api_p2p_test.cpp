@@ -134,6 +134,27 @@ TEST_F(ApiP2P, CountsThatDifferAreAnErrorThatSaysSo) {
   }
 }
 
+// Between two ranks too: a message shorter than its receive is the
+// executor's error, a longer one the transport's; the sender is not told.
+TEST_F(ApiP2P, CountsThatDifferBetweenRanksAreAnErrorOnTheReceiver) {
+  for (size_t recv_count : {7, 9}) {
+    on_two_ranks([&](hcomm_comm_t comm, int rank) {
+      std::vector<int32_t> out = message(5, 0, 8), in(9);
+      if (rank == 0) {
+        ASSERT_EQ(hcomm_send(out.data(), 8, HCOMM_INT32, 1, 5, comm, nullptr), HCOMM_SUCCESS)
+            << hcomm_get_last_error();
+        return;
+      }
+      EXPECT_EQ(hcomm_recv(in.data(), recv_count, HCOMM_INT32, 0, 5, comm, nullptr), HCOMM_ERR_INVALID_ARGUMENT);
+      const std::string error = hcomm_get_last_error();
+      if (recv_count > 8)
+        EXPECT_NE(error.find("rank 0 sent 32 bytes where this rank expects 36"), std::string::npos) << error;
+      else
+        EXPECT_NE(error.find("longer than the 28-byte receive"), std::string::npos) << error;
+    });
+  }
+}
+
 TEST_F(ApiP2P, TwoRanksExchangeInBothDirections) {
   on_two_ranks([](hcomm_comm_t comm, int rank) {
     const int peer = 1 - rank;

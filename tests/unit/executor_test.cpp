@@ -57,8 +57,9 @@ class MemoryIO final : public PeerIO {
     return new Request{true, nullptr, len, tag};
   }
   void* irecv(int, void* buf, size_t len, uint64_t tag) override { return new Request{false, buf, len, tag}; }
-  bool test(int peer, void* request) override {
+  bool test(int peer, void* request, size_t* bytes) override {
     auto* r = static_cast<Request*>(request);
+    *bytes = r->len;
     if (!r->send && !box_.take(peer, rank_, r->tag, r->buf, r->len)) return false;
     delete r;
     return true;

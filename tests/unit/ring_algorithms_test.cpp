@@ -525,8 +525,9 @@ class RankIO final : public exec::PeerIO {
     if (net_.put_off()) return nullptr;
     return net_.post({.send = false, .buf = buf, .len = len, .tag = tag});
   }
-  bool test(int peer, void* request) override {
+  bool test(int peer, void* request, size_t* bytes) override {
     auto* r = static_cast<Network::Request*>(request);
+    *bytes = r->len;
     if (r->send) return r->delivered;
     if (net_.put_off()) return false;
     Network::Request* send = net_.take(peer, rank_, r->tag);
