@@ -57,7 +57,7 @@ class SampleCall {
   std::vector<size_t> counts_, displs_;
 };
 
-// A cost function that answers NaN ranks last rather than breaking the sort.
+// NaN counts as infinity: the algorithm does not serve the call.
 double cost_of(const hcomm_algorithm_desc_t& a, const hcomm_coll_args_t& args, const hcomm_comm_view_t& view) {
   const double cost = a.cost ? a.cost(&args, &view) : 0.0;
   return std::isnan(cost) ? std::numeric_limits<double>::infinity() : cost;
@@ -121,7 +121,8 @@ ScoreMap::ScoreMap(const hcomm_comm_view_t& view, const std::vector<TuneRule>& r
         const hcomm_coll_args_t& args = sample.at(lo);
         std::vector<std::pair<double, const hcomm_algorithm_desc_t*>> scored;
         for (const auto* a : serving)
-          if (lo >= a->min_bytes && lo <= a->max_bytes) scored.emplace_back(cost_of(*a, args, view), a);
+          if (lo >= a->min_bytes && lo <= a->max_bytes)
+            if (double cost = cost_of(*a, args, view); !std::isinf(cost)) scored.emplace_back(cost, a);
         std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
         ScoreRange range{.lo = lo};
         for (const auto& s : scored) range.order.push_back(s.second);

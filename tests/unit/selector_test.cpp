@@ -111,10 +111,12 @@ TEST(Selector, OrdersByCostAtTheRangesSmallestSize) {
   EXPECT_EQ(lines(s), std::vector<std::string>{"allreduce host: 0-1K small, 1K-inf large"});
 }
 
-TEST(Selector, RegistryOrderBreaksTiesAndNanRanksLast) {
+// An infinite or NaN cost means "does not serve": never chosen, never forced.
+TEST(Selector, RegistryOrderBreaksTiesAndNanOrInfiniteCostsDoNotServe) {
   const Desc a = fake("a", flat_100), b = fake("b", flat_100), broken = fake("broken", nan_cost);
-  const Selector s = selector({&broken, &b, &a});
-  EXPECT_EQ(order(s, 64), "b,a,broken");
+  Selector s = selector({&broken, &b, &a});
+  EXPECT_EQ(order(s, 64), "b,a");
+  EXPECT_THROW(s.force(HCOMM_COLL_ALLREDUCE, "broken"), hcomm::Error);
 }
 
 TEST(Selector, SizeLimitsStartRanges) {

@@ -188,7 +188,9 @@ typedef struct hcomm_algorithm_desc {
   uint32_t mem_kinds; /* hcomm_mem_kind_t bits */
   uint64_t min_bytes, max_bytes; /* message sizes served, inclusive */
   int min_ranks, max_ranks;      /* communicator sizes served, inclusive */
-  /* Estimated time in microseconds; the selector takes the cheapest. */
+  /* Estimated time in microseconds; the selector takes the cheapest. Infinity
+   * (or NaN): the algorithm does not serve this call on this communicator (it
+   * is then neither chosen nor forced). */
   double (*cost)(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm);
   /* Fills the builder, or returns HCOMM_ERR_UNSUPPORTED to let the next
    * candidate try. */

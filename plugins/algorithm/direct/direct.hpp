@@ -4,6 +4,7 @@
 // then gathers the others' slices). Both decline without mapped memory.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include "common/call.hpp"
@@ -13,6 +14,21 @@ namespace hcomm::algo {
 
 extern const hcomm_algorithm_desc_t kOneShotAllreduce;
 extern const hcomm_algorithm_desc_t kTwoShotAllreduce;
+
+// A direct allreduce: host memory that the ranks map, 2 ranks or more.
+constexpr hcomm_algorithm_desc_t direct_allreduce(const char* name, decltype(hcomm_algorithm_desc_t::cost) cost,
+                                                  decltype(hcomm_algorithm_desc_t::build) build) {
+  return {.size = sizeof(hcomm_algorithm_desc_t),
+          .name = name,
+          .colls = 1u << HCOMM_COLL_ALLREDUCE,
+          .mem_kinds = HCOMM_MEM_HOST,
+          .min_bytes = 0,
+          .max_bytes = UINT64_MAX,
+          .min_ranks = 2,
+          .max_ranks = INT_MAX,
+          .cost = cost,
+          .build = build};
+}
 
 // The flags each algorithm raises (match ids; a flag is raised once per
 // round, and signals pair by order).

@@ -5,7 +5,6 @@
 // (HCOMM_VIEW_PEER_BUFFERS), are read from the peers' SEND instead: in place
 // where it is mapped, with one copy where it is not.
 #include <algorithm>
-#include <climits>
 #include <limits>
 
 #include "common/services.hpp"
@@ -70,17 +69,6 @@ hcomm_result_t one_shot_build(const hcomm_coll_args_t* args, const hcomm_comm_vi
 
 }  // namespace
 
-constinit const hcomm_algorithm_desc_t kOneShotAllreduce = {
-    .size = sizeof(hcomm_algorithm_desc_t),
-    .name = "one_shot",
-    .colls = 1u << HCOMM_COLL_ALLREDUCE,
-    .mem_kinds = HCOMM_MEM_HOST,
-    .min_bytes = 0,
-    .max_bytes = UINT64_MAX,
-    .min_ranks = 2,
-    .max_ranks = INT_MAX,
-    .cost = one_shot_cost,
-    .build = one_shot_build,
-};
+constinit const hcomm_algorithm_desc_t kOneShotAllreduce = direct_allreduce("one_shot", one_shot_cost, one_shot_build);
 
 }  // namespace hcomm::algo

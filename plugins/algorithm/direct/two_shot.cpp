@@ -5,7 +5,6 @@
 // larger than a window); larger ones, where ranks may copy from each other's
 // buffers, are read from the peers' SEND and RECV instead.
 #include <algorithm>
-#include <climits>
 #include <limits>
 
 #include "common/blocks.hpp"
@@ -95,17 +94,6 @@ hcomm_result_t two_shot_build(const hcomm_coll_args_t* args, const hcomm_comm_vi
 
 }  // namespace
 
-constinit const hcomm_algorithm_desc_t kTwoShotAllreduce = {
-    .size = sizeof(hcomm_algorithm_desc_t),
-    .name = "two_shot",
-    .colls = 1u << HCOMM_COLL_ALLREDUCE,
-    .mem_kinds = HCOMM_MEM_HOST,
-    .min_bytes = 0,
-    .max_bytes = UINT64_MAX,
-    .min_ranks = 2,
-    .max_ranks = INT_MAX,
-    .cost = two_shot_cost,
-    .build = two_shot_build,
-};
+constinit const hcomm_algorithm_desc_t kTwoShotAllreduce = direct_allreduce("two_shot", two_shot_cost, two_shot_build);
 
 }  // namespace hcomm::algo

@@ -195,8 +195,8 @@ hcomm_result_t alltoall_build(const hcomm_coll_args_t* args, const hcomm_comm_vi
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kBruckAllgather =
-    exchange_algorithm("bruck", HCOMM_COLL_ALLGATHER, allgather_cost, allgather_build);
+    any_size_algorithm("bruck", HCOMM_COLL_ALLGATHER, allgather_cost, allgather_build);
 constinit const hcomm_algorithm_desc_t kBruckAlltoall =
-    exchange_algorithm("bruck", HCOMM_COLL_ALLTOALL, alltoall_cost, alltoall_build);
+    any_size_algorithm("bruck", HCOMM_COLL_ALLTOALL, alltoall_cost, alltoall_build);
 
 }  // namespace hcomm::algo

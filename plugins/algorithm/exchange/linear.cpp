@@ -131,12 +131,12 @@ hcomm_result_t alltoallv_build(const hcomm_coll_args_t* args, const hcomm_comm_v
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kLinearGather =
-    exchange_algorithm("linear", HCOMM_COLL_GATHER, gather_cost, gather_build);
+    any_size_algorithm("linear", HCOMM_COLL_GATHER, gather_cost, gather_build);
 constinit const hcomm_algorithm_desc_t kLinearScatter =
-    exchange_algorithm("linear", HCOMM_COLL_SCATTER, scatter_cost, scatter_build);
+    any_size_algorithm("linear", HCOMM_COLL_SCATTER, scatter_cost, scatter_build);
 constinit const hcomm_algorithm_desc_t kLinearAlltoall =
-    exchange_algorithm("linear", HCOMM_COLL_ALLTOALL, alltoall_cost, alltoall_build);
+    any_size_algorithm("linear", HCOMM_COLL_ALLTOALL, alltoall_cost, alltoall_build);
 constinit const hcomm_algorithm_desc_t kLinearAlltoallv =
-    exchange_algorithm("linear", HCOMM_COLL_ALLTOALLV, alltoall_cost, alltoallv_build);
+    any_size_algorithm("linear", HCOMM_COLL_ALLTOALLV, alltoall_cost, alltoallv_build);
 
 }  // namespace hcomm::algo

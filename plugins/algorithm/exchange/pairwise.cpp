@@ -28,8 +28,8 @@ hcomm_result_t alltoallv_build(const hcomm_coll_args_t* args, const hcomm_comm_v
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kPairwiseAlltoall =
-    exchange_algorithm("pairwise", HCOMM_COLL_ALLTOALL, pairwise_cost, alltoall_build);
+    any_size_algorithm("pairwise", HCOMM_COLL_ALLTOALL, pairwise_cost, alltoall_build);
 constinit const hcomm_algorithm_desc_t kPairwiseAlltoallv =
-    exchange_algorithm("pairwise", HCOMM_COLL_ALLTOALLV, pairwise_cost, alltoallv_build);
+    any_size_algorithm("pairwise", HCOMM_COLL_ALLTOALLV, pairwise_cost, alltoallv_build);
 
 }  // namespace hcomm::algo

@@ -49,6 +49,6 @@ hcomm_result_t dissemination_build(const hcomm_coll_args_t* args, const hcomm_co
 
 // A barrier carries no data: whatever size the call names, it is served.
 constinit const hcomm_algorithm_desc_t kDisseminationBarrier =
-    recursive_algorithm("dissemination", HCOMM_COLL_BARRIER, dissemination_cost, dissemination_build);
+    any_size_algorithm("dissemination", HCOMM_COLL_BARRIER, dissemination_cost, dissemination_build);
 
 }  // namespace hcomm::algo

@@ -123,10 +123,10 @@ hcomm_result_t reduce_scatter_v_build(const hcomm_coll_args_t* args, const hcomm
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kHalvingDoublingAllreduce =
-    recursive_algorithm("halving_doubling", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build);
+    any_size_algorithm("halving_doubling", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build);
 constinit const hcomm_algorithm_desc_t kHalvingDoublingReduceScatter =
-    recursive_algorithm("halving_doubling", HCOMM_COLL_REDUCE_SCATTER, reduce_scatter_cost, reduce_scatter_build);
+    any_size_algorithm("halving_doubling", HCOMM_COLL_REDUCE_SCATTER, reduce_scatter_cost, reduce_scatter_build);
 constinit const hcomm_algorithm_desc_t kHalvingDoublingReduceScatterV =
-    recursive_algorithm("halving_doubling", HCOMM_COLL_REDUCE_SCATTER_V, reduce_scatter_v_cost, reduce_scatter_v_build);
+    any_size_algorithm("halving_doubling", HCOMM_COLL_REDUCE_SCATTER_V, reduce_scatter_v_cost, reduce_scatter_v_build);
 
 }  // namespace hcomm::algo

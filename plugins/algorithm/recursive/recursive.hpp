@@ -3,10 +3,10 @@
 // own cost.
 #pragma once
 
-#include <climits>
 #include <cstdint>
 
 #include "hcomm/plugin/algorithm.h"
+#include "common/descriptor.hpp"
 
 namespace hcomm::algo {
 
@@ -17,22 +17,5 @@ extern const hcomm_algorithm_desc_t kHalvingDoublingReduceScatter;
 extern const hcomm_algorithm_desc_t kHalvingDoublingReduceScatterV;
 extern const hcomm_algorithm_desc_t kDisseminationBarrier;
 
-// Every algorithm here serves any message and communicator size, and host
-// and CUDA memory (schedules name buffers; copies and reductions go to the
-// buffers' device).
-constexpr hcomm_algorithm_desc_t recursive_algorithm(const char* name, hcomm_coll_t coll,
-                                                     decltype(hcomm_algorithm_desc_t::cost) cost,
-                                                     decltype(hcomm_algorithm_desc_t::build) build) {
-  return {.size = sizeof(hcomm_algorithm_desc_t),
-          .name = name,
-          .colls = 1u << coll,
-          .mem_kinds = HCOMM_MEM_HOST | HCOMM_MEM_CUDA,
-          .min_bytes = 0,
-          .max_bytes = UINT64_MAX,
-          .min_ranks = 1,
-          .max_ranks = INT_MAX,
-          .cost = cost,
-          .build = build};
-}
 
 }  // namespace hcomm::algo

@@ -128,8 +128,8 @@ hcomm_result_t allgather_build(const hcomm_coll_args_t* args, const hcomm_comm_v
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kRecursiveDoublingAllreduce =
-    recursive_algorithm("recursive_doubling", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build);
+    any_size_algorithm("recursive_doubling", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build);
 constinit const hcomm_algorithm_desc_t kRecursiveDoublingAllgather =
-    recursive_algorithm("recursive_doubling", HCOMM_COLL_ALLGATHER, allgather_cost, allgather_build);
+    any_size_algorithm("recursive_doubling", HCOMM_COLL_ALLGATHER, allgather_cost, allgather_build);
 
 }  // namespace hcomm::algo

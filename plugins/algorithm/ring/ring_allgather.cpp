@@ -56,8 +56,8 @@ hcomm_result_t allgatherv_build(const hcomm_coll_args_t* args, const hcomm_comm_
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kRingAllgather =
-    ring_algorithm(HCOMM_COLL_ALLGATHER, kMaxRingPassRanks, allgather_cost, allgather_build);
+    any_size_algorithm("ring", HCOMM_COLL_ALLGATHER, allgather_cost, allgather_build, kMaxRingPassRanks);
 constinit const hcomm_algorithm_desc_t kRingAllgatherv =
-    ring_algorithm(HCOMM_COLL_ALLGATHERV, kMaxRingPassRanks, allgather_cost, allgatherv_build);
+    any_size_algorithm("ring", HCOMM_COLL_ALLGATHERV, allgather_cost, allgatherv_build, kMaxRingPassRanks);
 
 }  // namespace hcomm::algo

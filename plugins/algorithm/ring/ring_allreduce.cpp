@@ -63,6 +63,6 @@ hcomm_result_t ring_build(const hcomm_coll_args_t* args, const hcomm_comm_view_t
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kRingAllreduce =
-    ring_algorithm(HCOMM_COLL_ALLREDUCE, kMaxRingPassRanks / 2, ring_cost, ring_build);
+    any_size_algorithm("ring", HCOMM_COLL_ALLREDUCE, ring_cost, ring_build, kMaxRingPassRanks / 2);
 
 }  // namespace hcomm::algo

@@ -2,7 +2,6 @@
 // message cut into chunks that each rank forwards as they arrive, so that
 // every link carries chunks at once. For large messages on few ranks: the
 // root sends the message once, where a tree's root sends it log2 n times.
-#include <climits>
 
 #include "common/call.hpp"
 #include "cost.hpp"
@@ -56,6 +55,6 @@ hcomm_result_t chain_broadcast_build(const hcomm_coll_args_t* args, const hcomm_
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kRingBroadcast =
-    ring_algorithm(HCOMM_COLL_BROADCAST, INT_MAX, chain_broadcast_cost, chain_broadcast_build);
+    any_size_algorithm("ring", HCOMM_COLL_BROADCAST, chain_broadcast_cost, chain_broadcast_build);
 
 }  // namespace hcomm::algo

@@ -2,7 +2,6 @@
 // -> root, each rank reducing what arrives with its own input and passing
 // the partial result on chunk by chunk, so that every link and every rank's
 // reductions work at once.
-#include <climits>
 
 #include "common/call.hpp"
 #include "cost.hpp"
@@ -65,6 +64,6 @@ hcomm_result_t chain_reduce_build(const hcomm_coll_args_t* args, const hcomm_com
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kRingReduce =
-    ring_algorithm(HCOMM_COLL_REDUCE, INT_MAX, chain_reduce_cost, chain_reduce_build);
+    any_size_algorithm("ring", HCOMM_COLL_REDUCE, chain_reduce_cost, chain_reduce_build);
 
 }  // namespace hcomm::algo

@@ -75,8 +75,8 @@ hcomm_result_t reduce_scatter_v_build(const hcomm_coll_args_t* args, const hcomm
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kRingReduceScatter =
-    ring_algorithm(HCOMM_COLL_REDUCE_SCATTER, kMaxRingPassRanks, reduce_scatter_cost, reduce_scatter_build);
+    any_size_algorithm("ring", HCOMM_COLL_REDUCE_SCATTER, reduce_scatter_cost, reduce_scatter_build, kMaxRingPassRanks);
 constinit const hcomm_algorithm_desc_t kRingReduceScatterV =
-    ring_algorithm(HCOMM_COLL_REDUCE_SCATTER_V, kMaxRingPassRanks, reduce_scatter_cost, reduce_scatter_v_build);
+    any_size_algorithm("ring", HCOMM_COLL_REDUCE_SCATTER_V, reduce_scatter_cost, reduce_scatter_v_build, kMaxRingPassRanks);
 
 }  // namespace hcomm::algo

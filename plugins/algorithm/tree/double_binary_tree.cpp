@@ -133,9 +133,9 @@ hcomm_result_t reduce_build(const hcomm_coll_args_t* args, const hcomm_comm_view
 
 const std::vector<hcomm_algorithm_desc_t>& double_binary_tree_algorithms() {
   static const std::vector<hcomm_algorithm_desc_t> all = {
-      tree_algorithm("double_binary_tree", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build),
-      tree_algorithm("double_binary_tree", HCOMM_COLL_BROADCAST, broadcast_cost, broadcast_build),
-      tree_algorithm("double_binary_tree", HCOMM_COLL_REDUCE, reduce_cost, reduce_build),
+      any_size_algorithm("double_binary_tree", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build),
+      any_size_algorithm("double_binary_tree", HCOMM_COLL_BROADCAST, broadcast_cost, broadcast_build),
+      any_size_algorithm("double_binary_tree", HCOMM_COLL_REDUCE, reduce_cost, reduce_build),
   };
   return all;
 }

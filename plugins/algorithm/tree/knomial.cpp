@@ -70,8 +70,8 @@ hcomm_result_t knomial_build(const hcomm_coll_args_t* args, const hcomm_comm_vie
 
 template <const KnomialCollective& C>
 void add_both(std::vector<hcomm_algorithm_desc_t>& out) {
-  out.push_back(tree_algorithm("binomial", C.coll, binomial_cost<C>, binomial_build<C>));
-  out.push_back(tree_algorithm("knomial", C.coll, knomial_cost<C>, knomial_build<C>));
+  out.push_back(any_size_algorithm("binomial", C.coll, binomial_cost<C>, binomial_build<C>));
+  out.push_back(any_size_algorithm("knomial", C.coll, knomial_cost<C>, knomial_build<C>));
 }
 
 }  // namespace
