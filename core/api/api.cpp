@@ -31,6 +31,36 @@ void check_coll(const char* fn, hcomm_coll_t coll) {
                   fn, static_cast<int>(coll));
 }
 
+hcomm_result_t init_rank(const char* fn, hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks, int rank,
+                         const hcomm_config_t* config) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(comm, "%s: comm is NULL", fn);
+    *comm = nullptr;
+    HCOMM_ARG_CHECK(id, "%s: id is NULL (make one with hcomm_get_unique_id)", fn);
+    HCOMM_ARG_CHECK(nranks >= 1, "%s: nranks is %d, must be at least 1", fn, nranks);
+    HCOMM_ARG_CHECK(rank >= 0 && rank < nranks, "%s: rank %d is outside 0..%d", fn, rank, nranks - 1);
+    prepare_process();
+    const comm::Config resolved = comm::Config::resolve(config);
+    auto c = std::make_unique<hcomm_comm>();
+    c->impl = std::make_unique<comm::Communicator>(bootstrap::Bootstrap::from_unique_id(*id, nranks, rank), resolved);
+    *comm = c.release();
+    return HCOMM_SUCCESS;
+  });
+}
+
+hcomm_result_t init_env(const char* fn, hcomm_comm_t* comm, const hcomm_config_t* config) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(comm, "%s: comm is NULL", fn);
+    *comm = nullptr;
+    prepare_process();
+    const comm::Config resolved = comm::Config::resolve(config);
+    auto c = std::make_unique<hcomm_comm>();
+    c->impl = std::make_unique<comm::Communicator>(bootstrap::Bootstrap::from_env(), resolved);
+    *comm = c.release();
+    return HCOMM_SUCCESS;
+  });
+}
+
 }  // namespace
 }  // namespace hcomm::api
 
@@ -75,30 +105,20 @@ HCOMM_API hcomm_result_t hcomm_get_unique_id(hcomm_unique_id_t* id) {
 }
 
 HCOMM_API hcomm_result_t hcomm_comm_init_rank(hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks, int rank) {
-  return c_boundary([&] {
-    HCOMM_ARG_CHECK(comm, "hcomm_comm_init_rank: comm is NULL");
-    *comm = nullptr;
-    HCOMM_ARG_CHECK(id, "hcomm_comm_init_rank: id is NULL (make one with hcomm_get_unique_id)");
-    HCOMM_ARG_CHECK(nranks >= 1, "hcomm_comm_init_rank: nranks is %d, must be at least 1", nranks);
-    HCOMM_ARG_CHECK(rank >= 0 && rank < nranks, "hcomm_comm_init_rank: rank %d is outside 0..%d", rank, nranks - 1);
-    prepare_process();
-    auto c = std::make_unique<hcomm_comm>();
-    c->impl = std::make_unique<comm::Communicator>(bootstrap::Bootstrap::from_unique_id(*id, nranks, rank));
-    *comm = c.release();
-    return HCOMM_SUCCESS;
-  });
+  return init_rank("hcomm_comm_init_rank", comm, id, nranks, rank, nullptr);
+}
+
+HCOMM_API hcomm_result_t hcomm_comm_init_rank_config(hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks,
+                                                     int rank, const hcomm_config_t* config) {
+  return init_rank("hcomm_comm_init_rank_config", comm, id, nranks, rank, config);
 }
 
 HCOMM_API hcomm_result_t hcomm_comm_init_env(hcomm_comm_t* comm) {
-  return c_boundary([&] {
-    HCOMM_ARG_CHECK(comm, "hcomm_comm_init_env: comm is NULL");
-    *comm = nullptr;
-    prepare_process();
-    auto c = std::make_unique<hcomm_comm>();
-    c->impl = std::make_unique<comm::Communicator>(bootstrap::Bootstrap::from_env());
-    *comm = c.release();
-    return HCOMM_SUCCESS;
-  });
+  return init_env("hcomm_comm_init_env", comm, nullptr);
+}
+
+HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hcomm_config_t* config) {
+  return init_env("hcomm_comm_init_env_config", comm, config);
 }
 
 HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm) {
@@ -123,6 +143,15 @@ HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size) {
     comm::Communicator& c = checked_comm("hcomm_comm_size", comm);
     HCOMM_ARG_CHECK(size, "hcomm_comm_size: size is NULL");
     *size = c.size();
+    return HCOMM_SUCCESS;
+  });
+}
+
+HCOMM_API hcomm_result_t hcomm_comm_topology(hcomm_comm_t comm, const char** json) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(json, "hcomm_comm_topology: json is NULL");
+    *json = nullptr;
+    *json = checked_comm("hcomm_comm_topology", comm).topology_json().c_str();
     return HCOMM_SUCCESS;
   });
 }

@@ -12,6 +12,8 @@
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
 #include "core/common/settings.hpp"
+#include "core/topology/gather.hpp"
+#include "core/topology/topo_file.hpp"
 
 namespace hcomm::comm {
 
@@ -30,11 +32,12 @@ constexpr auto kYieldFor = std::chrono::microseconds(2000);
 constexpr auto kOversubscribedYieldFor = std::chrono::microseconds(20);
 constexpr int64_t kSleepUs = 1000;
 
-bool host_oversubscribed() {
-  std::string local = settings::raw("HCOMM_LOCAL_SIZE");
+// More ranks on this host (of this communicator, or of the job as the
+// launcher tells it) than CPUs this rank may run on.
+bool host_oversubscribed(int ranks_here, const bootstrap::Locality& job) {
   cpu_set_t cpus;
-  if (local.empty() || sched_getaffinity(0, sizeof cpus, &cpus) != 0) return false;
-  return settings::get_int("HCOMM_LOCAL_SIZE") > CPU_COUNT(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) return false;
+  return std::max(ranks_here, job.size) > CPU_COUNT(&cpus);
 }
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 
@@ -178,12 +181,14 @@ class Links final : public exec::PeerIO {
   SelfLink self_;
 };
 
-Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap)
+Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, const Config& config)
     : bootstrap_(std::move(bootstrap)),
       rank_(bootstrap_->rank()),
       size_(bootstrap_->size()),
-      timeout_s_(settings::get_double("HCOMM_TIMEOUT")),
-      oversubscribed_(host_oversubscribed()) {
+      config_(config),
+      topology_(topology::gather(*bootstrap_)),
+      oversubscribed_(host_oversubscribed(
+          static_cast<int>(topology_.host_ranks(topology_.host_of().at(rank_)).size()), bootstrap_->locality())) {
   log::set_rank(rank_);
   // Rank 0's random key authenticates this communicator's transport connections.
   std::array<uint8_t, 16> key = random_key();
@@ -191,20 +196,20 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap)
   bootstrap_->allgather(key.data(), key.size(), keys.data());
   std::copy(keys.begin(), keys.begin() + key.size(), key.begin());
 
-  peers_ = std::make_unique<Peers>(*bootstrap_, key);
+  peers_ = std::make_unique<Peers>(*bootstrap_, key, topology_, config_);
   links_ = std::make_unique<Links>(*peers_, rank_);
-  node_of_.assign(size_, 0);  // one host until the topology module tells the hosts apart
+  log_topology();
   hcomm_comm_view_t view{.size = sizeof(hcomm_comm_view_t),
                          .rank = rank_,
                          .nranks = size_,
                          .link = peers_->link_model(),
-                         .nnodes = 1,
-                         .node_of = node_of_.data(),
-                         .intra = peers_->link_model(),
-                         .inter = peers_->link_model()};
+                         .nnodes = topology_.nhosts(),
+                         .node_of = topology_.host_of().data(),
+                         .intra = peers_->intra_model(),
+                         .inter = peers_->inter_model()};
   peers_->describe_mapped(view);
   view = algorithm::tuned_view(view);
-  const uint64_t chunk_bytes = settings::get_size("HCOMM_CHUNK_BYTES");
+  const uint64_t chunk_bytes = config_.chunk_bytes;
   selector_ = std::make_unique<algorithm::Selector>(view, algorithm::parse_tune(settings::get_string("HCOMM_TUNE")),
                                                     algorithm::registry(), chunk_bytes);
   selector_->log_score_map();
@@ -214,6 +219,26 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap)
                                                            std::vector{&kRecvAlgorithm}, chunk_bytes);
   bootstrap_->barrier();
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
+}
+
+// Rank 0 logs the hierarchy once.
+void Communicator::log_topology() const {
+  if (rank_ != 0 || !log::enabled(HCOMM_LOG_INFO, log::TOPO)) return;
+  auto list = [](const std::vector<int>& ranks) {
+    std::string out;
+    for (int r : ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
+    return out;
+  };
+  HCOMM_INFO(TOPO, "%d ranks on %d hosts; leaders %s; %zu rails", size_, topology_.nhosts(),
+             list(topology_.leaders()).c_str(), topology_.rails().size());
+  for (int h = 0; h < topology_.nhosts(); ++h)
+    HCOMM_INFO(TOPO, "host %d (%s): ranks %s", h, topology_.rank(topology_.host_ranks(h).front()).host.hostname,
+               list(topology_.host_ranks(h)).c_str());
+}
+
+const std::string& Communicator::topology_json() {
+  topology_json_ = topology::json::write(topology::to_json(topology_, peers_->all_links()));
+  return topology_json_;
 }
 
 Communicator::~Communicator() {
@@ -408,7 +433,7 @@ void Communicator::wait(exec::Operation* op) {
   try {
     uint64_t events = 0;
     auto last_event = Clock::now(), next_peer_check = last_event + kPeerCheckInterval;
-    const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+    const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
     for (;;) {
       progress_all();
       if (op->done()) break;
@@ -437,8 +462,8 @@ void Communicator::wait(exec::Operation* op) {
         next_peer_check = now + kPeerCheckInterval;
       }
       if (now - last_event > timeout)
-        HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s: no progress for HCOMM_TIMEOUT=%g s; waiting on %s",
-                    describe(*find(op)).c_str(), timeout_s_, op->pending_peers().c_str());
+        HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s: no progress for %g s (HCOMM_TIMEOUT, or the config's timeout_s); waiting on %s",
+                    describe(*find(op)).c_str(), config_.timeout_s, op->pending_peers().c_str());
     }
   } catch (const Error& e) {
     fail(e);

@@ -16,8 +16,10 @@
 #include "core/algorithm/selector.hpp"
 #include "core/common/error.hpp"
 #include "core/bootstrap/bootstrap.hpp"
+#include "core/comm/config.hpp"
 #include "core/comm/peers.hpp"
 #include "core/exec/operation.hpp"
+#include "core/topology/topology.hpp"
 
 namespace hcomm::comm {
 
@@ -25,7 +27,8 @@ class Links;
 
 class Communicator {
  public:
-  explicit Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap);
+  explicit Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap,
+                        const Config& config = Config::resolve(nullptr));
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -33,6 +36,11 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return size_; }
   Peers& peers() { return *peers_; }
+  // Hosts, NUMA nodes, link classes and levels (node-local ranks, leaders, rails).
+  const topology::Topology& topology() const { return topology_; }
+  // The topology and every pair's link as a topology document
+  // (HCOMM_TOPO_FILE's format), kept until the next call. Collective.
+  const std::string& topology_json();
 
   // Starts a collective on the buffers the executor resolves SEND and RECV
   // to (the caller has applied the in-place and unused-SEND conventions of
@@ -93,6 +101,7 @@ class Communicator {
   std::string describe(const Running& r) const;
   void release(exec::Operation* op);
   void check_usable() const;
+  void log_topology() const;
   [[noreturn]] void fail(const Error& e);
   [[noreturn]] void blame_oldest(const Error& e);
   Key key_of(const hcomm_coll_args_t& args) const;
@@ -102,8 +111,10 @@ class Communicator {
 
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   int rank_, size_;
+  Config config_;
+  topology::Topology topology_;
   std::unique_ptr<Peers> peers_;
-  std::vector<int> node_of_;  // each rank's host, as the view hands it to the algorithms
+  std::string topology_json_;
   std::unique_ptr<Links> links_;
   std::unique_ptr<algorithm::Selector> selector_;
   // Point to point is built through the algorithms' builder, by the core's
@@ -118,7 +129,6 @@ class Communicator {
   std::list<std::vector<uint8_t>> scratch_pool_;
   std::vector<std::vector<uint8_t>*> free_scratch_;
   uint32_t seq_ = 0;
-  double timeout_s_;
   bool oversubscribed_;  // this host's ranks outnumber its cores
   std::string broken_;  // set by the first failure: the communicator is then unusable
 };

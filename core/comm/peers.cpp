@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
@@ -32,19 +34,56 @@ using Clock = std::chrono::steady_clock;
 constexpr hcomm_link_model_t kMappedModel = {
     .alpha_us = 0.3, .beta_us_per_byte = 1.0 / 16e3, .gamma_us_per_byte = 1.0 / 20e3};
 
-Clock::time_point deadline_from_now() {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(settings::get_double("HCOMM_TIMEOUT")));
+hcomm_link_model_t model_of(double bandwidth_gbps, double latency_us) {
+  return {.alpha_us = latency_us,
+          .beta_us_per_byte = bandwidth_gbps > 0 ? 1.0 / (bandwidth_gbps * 1e3) : 0,
+          .gamma_us_per_byte = 1.0 / 20e3};  // about 20 GB/s of reduction traffic on one core
+}
+
+// HCOMM_TRANSPORTS when set (it wins over the communicator's config), else
+// the config's filter applied to every loaded transport.
+transport::Allowed allowed_transports(const std::string& spec) {
+  transport::Allowed all = transport::allowed();
+  if (std::getenv("HCOMM_TRANSPORTS") || spec.empty()) return all;
+  const transport::Filter f = transport::parse_filter(spec);
+  auto named = [&](const transport::Transport* t) {
+    return std::find(f.names.begin(), f.names.end(), t->name()) != f.names.end();
+  };
+  transport::Allowed out{{}, !f.exclude};
+  if (f.exclude) {
+    std::copy_if(all.transports.begin(), all.transports.end(), std::back_inserter(out.transports),
+                 [&](const transport::Transport* t) { return !named(t); });
+  } else {
+    for (const std::string& n : f.names) {
+      auto it = std::find_if(all.transports.begin(), all.transports.end(),
+                             [&](const transport::Transport* t) { return t->name() == n; });
+      if (it == all.transports.end())
+        HCOMM_THROW(HCOMM_ERR_CONFIG, "the communicator's transports '%s' name transport '%s', which is not loaded",
+                    spec.c_str(), n.c_str());
+      out.transports.push_back(*it);
+    }
+  }
+  if (out.transports.empty())
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "the communicator's transports '%s' leave no transport to use; see hcomm-info",
+                spec.c_str());
+  return out;
 }
 
 }  // namespace
 
-Peers::Peers(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key)
-    : bootstrap_(bootstrap), rank_(bootstrap.rank()), size_(bootstrap.size()), links_(bootstrap.size()) {
+Peers::Peers(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key,
+             const topology::Topology& topology, const Config& config)
+    : bootstrap_(bootstrap),
+      topology_(topology),
+      timeout_s_(config.timeout_s),
+      rank_(bootstrap.rank()),
+      size_(bootstrap.size()),
+      links_(bootstrap.size()) {
   try {
-    open_nets(comm_key);
+    open_nets(comm_key, config.transports);
     const size_t nt = nets_.size(), record = nt * sizeof(AddressSlot);
-    std::vector<uint8_t> mine(record, 0), all(record * size_);
+    std::vector<uint8_t> mine(record, 0);
+    addresses_.resize(record * size_);
     for (size_t t = 0; t < nt; ++t) {
       auto* slot = reinterpret_cast<AddressSlot*>(mine.data() + t * sizeof(AddressSlot));
       std::snprintf(slot->transport, sizeof slot->transport, "%s", nets_[t]->transport->name().c_str());
@@ -62,18 +101,19 @@ Peers::Peers(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& com
                     "rank %d uses %llu transports, this rank (%d) %zu: HCOMM_TRANSPORTS and HCOMM_PLUGIN_PATH must be "
                     "the same on every rank",
                     r, static_cast<unsigned long long>(counts[r]), rank_, nt);
-    bootstrap_.allgather(mine.data(), record, all.data());
+    bootstrap_.allgather(mine.data(), record, addresses_.data());
     for (int r = 0; r < size_; ++r)
       for (size_t t = 0; t < nt; ++t) {
-        const auto* slot = reinterpret_cast<const AddressSlot*>(all.data() + r * record + t * sizeof(AddressSlot));
+        const auto* slot = reinterpret_cast<const AddressSlot*>(addresses_.data() + r * record + t * sizeof(AddressSlot));
         if (nets_[t]->transport->name() != slot->transport || slot->len > sizeof slot->blob)
           HCOMM_THROW(HCOMM_ERR_CONFIG,
                       "rank %d offers transport '%.31s' where this rank offers '%s': HCOMM_TRANSPORTS and "
                       "HCOMM_PLUGIN_PATH must be the same on every rank",
                       r, slot->transport, nets_[t]->transport->name().c_str());
       }
-    choose(all);
-    connect_all(all);
+    choose();
+    agree_on_models();
+    connect_all();
     map_windows();
   } catch (...) {
     release();
@@ -91,8 +131,8 @@ void Peers::release() {
     if (n->handle) n->transport->iface().close(n->handle), n->handle = nullptr;
 }
 
-void Peers::open_nets(const std::array<uint8_t, 16>& key) {
-  transport::Allowed allowed = transport::allowed();
+void Peers::open_nets(const std::array<uint8_t, 16>& key, const std::string& transports) {
+  transport::Allowed allowed = allowed_transports(transports);
   ordered_ = allowed.ordered;
   hcomm_transport_open_args_t args{.size = sizeof(hcomm_transport_open_args_t), .rank = rank_, .nranks = size_, .comm_key = {}};
   std::memcpy(args.comm_key, key.data(), key.size());
@@ -103,46 +143,57 @@ void Peers::open_nets(const std::array<uint8_t, 16>& key) {
   }
 }
 
-// For every peer, the best reachable transport: the first in HCOMM_TRANSPORTS
-// order when the user gave one, else the highest bandwidth, then the lowest
-// latency, then the plugin's priority. Scores are symmetric, so both ranks of
-// a pair choose alike.
-void Peers::choose(const std::vector<uint8_t>& addresses) {
-  const size_t nt = nets_.size(), record = nt * sizeof(AddressSlot);
-  auto slot = [&](int r, size_t t) {
-    return reinterpret_cast<const AddressSlot*>(addresses.data() + r * record + t * sizeof(AddressSlot));
-  };
+const uint8_t* Peers::address(int r, size_t t, uint32_t* len) const {
+  const auto* slot = reinterpret_cast<const AddressSlot*>(addresses_.data() +
+                                                          (static_cast<size_t>(r) * nets_.size() + t) * sizeof(AddressSlot));
+  *len = slot->len;
+  return slot->blob;
+}
+
+// Every transport scores the pair from the two addresses; the best offer
+// serves it (topology::best_offer). A transport that maps memory reaches
+// only the processes of its own host, so it serves only pairs that the
+// topology puts on one host, whatever its own score says.
+Peers::Choice Peers::pair(int a, int b) const {
+  std::vector<topology::Offer> offers;
+  for (size_t t = 0; t < nets_.size(); ++t) {
+    const transport::Transport& tr = *nets_[t]->transport;
+    uint32_t la = 0, lb = 0;
+    const uint8_t* aa = address(a, t, &la);
+    const uint8_t* ab = address(b, t, &lb);
+    hcomm_link_score_t s{};
+    tr.check(tr.iface().score(nets_[t]->handle, aa, la, ab, lb, &s), "score");
+    offers.push_back({.score = s, .priority = tr.props().priority, .host_local = tr.maps_memory()});
+  }
+  const int best = topology::best_offer(offers, ordered_, topology_.same_host(a, b));
+  return best < 0 ? Choice{} : Choice{.net = best, .score = offers[best].score};
+}
+
+// The link's bandwidth and latency as the algorithms' models see them.
+hcomm_link_score_t Peers::modelled(int a, int b, const hcomm_link_score_t& score) const {
+  return topology_.described_link(a, b).value_or(score);
+}
+
+void Peers::choose() {
   std::vector<uint8_t> choice(size_, 0xFF);
-  double worst_bw = 0, worst_lat = 0;
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
-    int best = -1;
-    hcomm_link_score_t best_score{};
-    for (size_t t = 0; t < nt; ++t) {
-      const transport::Transport& tr = *nets_[t]->transport;
-      hcomm_link_score_t s{};
-      tr.check(tr.iface().score(nets_[t]->handle, slot(rank_, t)->blob, slot(rank_, t)->len, slot(p, t)->blob,
-                                slot(p, t)->len, &s),
-               "score");
-      if (!s.reachable) continue;
-      bool better = best < 0 ||
-                    (!ordered_ && (s.bandwidth_gbps > best_score.bandwidth_gbps ||
-                                   (s.bandwidth_gbps == best_score.bandwidth_gbps &&
-                                    (s.latency_us < best_score.latency_us ||
-                                     (s.latency_us == best_score.latency_us &&
-                                      tr.props().priority > nets_[best]->transport->props().priority)))));
-      if (better) best = static_cast<int>(t), best_score = s;
+    const Choice c = pair(rank_, p);
+    if (c.net < 0) {
+      std::string names;
+      for (const auto& n : nets_) names += (names.empty() ? "" : ", ") + n->transport->name();
+      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                  "no allowed transport reaches rank %d from rank %d (link class %s; transports allowed: %s; see "
+                  "HCOMM_TRANSPORTS)",
+                  p, rank_, topology::link_class_name(topology_.link_class(rank_, p)), names.c_str());
     }
-    if (best < 0)
-      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED, "no allowed transport reaches rank %d from rank %d (HCOMM_TRANSPORTS='%s')",
-                  p, rank_, settings::raw("HCOMM_TRANSPORTS").c_str());
-    choice[p] = static_cast<uint8_t>(best);
-    links_[p].net = nets_[best].get();
-    nets_[best]->used = true;
-    worst_bw = worst_bw == 0 ? best_score.bandwidth_gbps : std::min(worst_bw, best_score.bandwidth_gbps);
-    worst_lat = std::max(worst_lat, best_score.latency_us);
-    HCOMM_INFO(INIT, "rank %d -> rank %d: transport %s (%.1f GB/s, %.1f us)", rank_, p,
-               nets_[best]->transport->name().c_str(), best_score.bandwidth_gbps, best_score.latency_us);
+    choice[p] = static_cast<uint8_t>(c.net);
+    links_[p].net = nets_[c.net].get();
+    links_[p].score = c.score;
+    nets_[c.net]->used = true;
+    HCOMM_INFO(INIT, "rank %d -> rank %d: transport %s (%.1f GB/s, %.1f us, link class %s)", rank_, p,
+               nets_[c.net]->transport->name().c_str(), c.score.bandwidth_gbps, c.score.latency_us,
+               topology::link_class_name(topology_.link_class(rank_, p)));
   }
   // Cross-check: a transport whose scores are not symmetric would split a pair.
   std::vector<uint8_t> all(static_cast<size_t>(size_) * size_);
@@ -151,22 +202,80 @@ void Peers::choose(const std::vector<uint8_t>& addresses) {
     if (p != rank_ && all[static_cast<size_t>(p) * size_ + rank_] != choice[p])
       HCOMM_THROW(HCOMM_ERR_INTERNAL, "ranks %d and %d chose different transports for their link (%s vs index %u)", rank_,
                   p, nets_[choice[p]]->transport->name().c_str(), all[static_cast<size_t>(p) * size_ + rank_]);
-  link_.alpha_us = worst_lat;
-  link_.beta_us_per_byte = worst_bw > 0 ? 1.0 / (worst_bw * 1e3) : 0;
-  link_.gamma_us_per_byte = 1.0 / 20e3;  // about 20 GB/s of reduction traffic on one core
 }
 
-void Peers::connect_all(const std::vector<uint8_t>& addresses) {
-  const size_t nt = nets_.size(), record = nt * sizeof(AddressSlot);
+// The slowest links of one host and between hosts: each rank takes the
+// lowest bandwidth and highest latency of its own links, and the ranks
+// combine theirs, so that every rank's algorithms see the same models.
+void Peers::agree_on_models() {
+  struct Worst {
+    double bandwidth[2] = {0, 0};  // [0] of one host, [1] between hosts; 0: no such link
+    double latency[2] = {0, 0};
+  };
+  auto merge = [](Worst& into, int level, double bw, double lat) {
+    into.bandwidth[level] = into.bandwidth[level] == 0 ? bw : std::min(into.bandwidth[level], bw);
+    into.latency[level] = std::max(into.latency[level], lat);
+  };
+  Worst mine;
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    const int level = topology_.same_host(rank_, p) ? 0 : 1;
+    const hcomm_link_score_t s = modelled(rank_, p, links_[p].score);
+    merge(mine, level, s.bandwidth_gbps, s.latency_us);
+  }
+  std::vector<Worst> all(size_);
+  bootstrap_.allgather(&mine, sizeof mine, all.data());
+  Worst worst;
+  for (const Worst& w : all)
+    for (int level = 0; level < 2; ++level)
+      if (w.bandwidth[level] > 0) merge(worst, level, w.bandwidth[level], w.latency[level]);
+  const bool has[2] = {worst.bandwidth[0] > 0, worst.bandwidth[1] > 0};
+  for (int level = 0; level < 2; ++level)
+    if (!has[level] && has[1 - level])
+      worst.bandwidth[level] = worst.bandwidth[1 - level], worst.latency[level] = worst.latency[1 - level];
+  intra_ = model_of(worst.bandwidth[0], worst.latency[0]);
+  inter_ = model_of(worst.bandwidth[1], worst.latency[1]);
+  link_ = model_of(has[1] ? std::min(worst.bandwidth[0], worst.bandwidth[1]) : worst.bandwidth[0],
+                   std::max(worst.latency[0], worst.latency[1]));
+}
+
+// Each rank knows its own links; the ranks all-gather them.
+std::vector<topology::LinkEntry> Peers::all_links() {
+  struct Cell {
+    double bandwidth_gbps, latency_us;
+    int32_t net;  // index into nets_ (the same on every rank), -1 for the rank itself
+    int32_t unused;
+  };
+  std::vector<Cell> mine(size_, Cell{0, 0, -1, 0}), all(static_cast<size_t>(size_) * size_);
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    const hcomm_link_score_t s = modelled(rank_, p, links_[p].score);
+    const auto net = std::find_if(nets_.begin(), nets_.end(), [&](const auto& n) { return n.get() == links_[p].net; });
+    mine[p] = {s.bandwidth_gbps, s.latency_us, static_cast<int32_t>(net - nets_.begin()), 0};
+  }
+  bootstrap_.allgather(mine.data(), sizeof(Cell) * size_, all.data());
+  std::vector<topology::LinkEntry> out;
+  for (int a = 0; a < size_; ++a)
+    for (int b = a + 1; b < size_; ++b) {
+      const Cell& c = all[static_cast<size_t>(a) * size_ + b];
+      out.push_back({.a = a,
+                     .b = b,
+                     .transport = nets_.at(c.net)->transport->name(),
+                     .score = {.reachable = 1, .bandwidth_gbps = c.bandwidth_gbps, .latency_us = c.latency_us}});
+    }
+  return out;
+}
+
+void Peers::connect_all() {
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     Net& net = *links_[p].net;
     size_t t = std::find_if(nets_.begin(), nets_.end(), [&](const auto& n) { return n.get() == &net; }) - nets_.begin();
-    const auto* slot = reinterpret_cast<const AddressSlot*>(addresses.data() + p * record + t * sizeof(AddressSlot));
-    net.transport->check(net.transport->iface().connect(net.handle, p, slot->blob, slot->len, &links_[p].ep),
-                         "connect");
+    uint32_t len = 0;
+    const uint8_t* blob = address(p, t, &len);
+    net.transport->check(net.transport->iface().connect(net.handle, p, blob, len, &links_[p].ep), "connect");
   }
-  auto deadline = deadline_from_now();
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
   for (;;) {
     std::string waiting;
     for (int p = 0; p < size_; ++p) {
@@ -179,8 +288,8 @@ void Peers::connect_all(const std::vector<uint8_t>& addresses) {
     if (waiting.empty()) break;
     check_peers();
     if (Clock::now() > deadline)
-      HCOMM_THROW(HCOMM_ERR_TIMEOUT, "rank %d could not connect to ranks %s within HCOMM_TIMEOUT=%s s", rank_,
-                  waiting.c_str(), settings::raw("HCOMM_TIMEOUT").c_str());
+      HCOMM_THROW(HCOMM_ERR_TIMEOUT, "rank %d could not connect to ranks %s within the timeout of %g s (HCOMM_TIMEOUT)",
+                  rank_, waiting.c_str(), timeout_s_);
     progress_nets();
     wait(1000);
   }

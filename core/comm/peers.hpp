@@ -1,8 +1,9 @@
 // The links of one communicator: a transport net per usable transport and an
 // endpoint per peer on the transport that serves that pair best. Built at
 // communicator creation: addresses are all-gathered through the bootstrap,
-// each pair scored (both sides reach the same answer), endpoints connected
-// with a deadline.
+// each pair scored (both sides reach the same answer; a transport that maps
+// memory serves only ranks the topology puts on one host), endpoints
+// connected with a deadline.
 #pragma once
 
 #include <array>
@@ -11,7 +12,9 @@
 #include <vector>
 
 #include "core/bootstrap/bootstrap.hpp"
+#include "core/comm/config.hpp"
 #include "core/exec/peer_io.hpp"
+#include "core/topology/topo_file.hpp"
 #include "core/transport/mapped_links.hpp"
 #include "core/transport/transport.hpp"
 #include "hcomm/plugin/algorithm.h"
@@ -20,7 +23,8 @@ namespace hcomm::comm {
 
 class Peers final : public exec::PeerIO {
  public:
-  Peers(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key);
+  Peers(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key,
+        const topology::Topology& topology, const Config& config);
   ~Peers() override;
   Peers(const Peers&) = delete;
   Peers& operator=(const Peers&) = delete;
@@ -35,8 +39,17 @@ class Peers final : public exec::PeerIO {
 
   // The transport serving a peer ("self" for this rank).
   std::string transport_name(int peer) const;
-  // The slowest link's parameters, for the algorithms' cost functions.
+  // The slowest link's parameters, for the algorithms' cost functions: of
+  // the communicator, of two ranks of one host, between hosts (equal to
+  // intra when there are no two hosts, intra equal to inter when no host has
+  // two ranks). Every rank has the same.
   hcomm_link_model_t link_model() const { return link_; }
+  hcomm_link_model_t intra_model() const { return intra_; }
+  hcomm_link_model_t inter_model() const { return inter_; }
+  // The link of every pair a < b of ranks: the transport its ranks chose,
+  // with the bandwidth and latency a topology file gave, else the score.
+  // Collective: every rank calls it.
+  std::vector<topology::LinkEntry> all_links();
   // Fills view.flags, view.window_bytes and view.mapped: what the mapped
   // memory steps may use on this communicator (flags 0 unless every rank maps
   // every other's window).
@@ -54,22 +67,35 @@ class Peers final : public exec::PeerIO {
   struct Link {
     Net* net = nullptr;
     void* ep = nullptr;
+    hcomm_link_score_t score{};  // the transport's score for the pair
   };
 
-  void open_nets(const std::array<uint8_t, 16>& key);
-  void choose(const std::vector<uint8_t>& addresses);
-  void connect_all(const std::vector<uint8_t>& addresses);
+  struct Choice {
+    int net = -1;  // index into nets_, -1 when none reaches
+    hcomm_link_score_t score{};
+  };
+
+  void open_nets(const std::array<uint8_t, 16>& key, const std::string& transports);
+  const uint8_t* address(int r, size_t t, uint32_t* len) const;
+  Choice pair(int a, int b) const;  // from the addresses both published
+  hcomm_link_score_t modelled(int a, int b, const hcomm_link_score_t& score) const;
+  void choose();
+  void agree_on_models();
+  void connect_all();
   void map_windows();
   void progress_nets();  // every net, whatever is in flight
   const Link& link(int peer) const;
   void release();  // closes endpoints and nets
 
   bootstrap::Bootstrap& bootstrap_;
+  const topology::Topology& topology_;
+  double timeout_s_;
   int rank_, size_;
   bool ordered_ = false;  // HCOMM_TRANSPORTS gave a preference order
   std::vector<std::unique_ptr<Net>> nets_;
   std::vector<Link> links_;
-  hcomm_link_model_t link_{};
+  std::vector<uint8_t> addresses_;  // every rank's AddressSlot per net, in rank order
+  hcomm_link_model_t link_{}, intra_{}, inter_{};
   std::unique_ptr<transport::MappedLinks> mapped_;
   // Transport requests handed out and not yet ended; progress calls while none are.
   uint64_t in_flight_ = 0;

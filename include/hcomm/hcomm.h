@@ -45,9 +45,33 @@ HCOMM_API hcomm_result_t hcomm_comm_init_rank(hcomm_comm_t* comm, const hcomm_un
 /* Rank, size and rendezvous from the environment (HCOMM_RANK, HCOMM_SIZE,
  * HCOMM_ROOT, HCOMM_SECRET), as set by hcomm-run. */
 HCOMM_API hcomm_result_t hcomm_comm_init_env(hcomm_comm_t* comm);
+/* Per-communicator settings, like NCCL's ncclConfig_t: start from
+ * HCOMM_CONFIG_INITIALIZER and set the fields you want. A field left as the
+ * initializer has it takes its environment variable, else the default; an
+ * environment variable that is set wins over the field (with an INFO INIT
+ * log line saying so). A NULL config is the initializer. */
+#define HCOMM_CONFIG_VERSION 1
+typedef struct hcomm_config {
+  size_t size;            /* sizeof(hcomm_config_t) */
+  unsigned int version;   /* HCOMM_CONFIG_VERSION */
+  const char* transports; /* as HCOMM_TRANSPORTS ("shm,tcp", "^shm"); NULL: unset */
+  double timeout_s;       /* as HCOMM_TIMEOUT, above 0; below 0: unset */
+  size_t chunk_bytes;     /* as HCOMM_CHUNK_BYTES, above 0; 0: unset */
+} hcomm_config_t;
+#define HCOMM_CONFIG_INITIALIZER {sizeof(hcomm_config_t), HCOMM_CONFIG_VERSION, NULL, -1.0, 0}
+HCOMM_API hcomm_result_t hcomm_comm_init_rank_config(hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks,
+                                                     int rank, const hcomm_config_t* config);
+HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hcomm_config_t* config);
 HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm);
 HCOMM_API hcomm_result_t hcomm_comm_rank(hcomm_comm_t comm, int* rank);
 HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size);
+/* The communicator's topology as JSON, in the format HCOMM_TOPO_FILE reads
+ * (what hcomm-topo prints): hosts, ranks with their NUMA nodes and CPUs, the
+ * class, transport, bandwidth and latency of every pair of ranks, and the
+ * levels (each rank's host, the ranks of each host, the hosts' leaders,
+ * rails). Collective: every rank of the communicator calls it. *json stays
+ * valid until the next call of it on this communicator or its destruction. */
+HCOMM_API hcomm_result_t hcomm_comm_topology(hcomm_comm_t comm, const char** json);
 
 /* Collectives. sendbuf == recvbuf is in place. Blocking forms return when this
  * rank's part is done; the i-forms return a request to test or wait on. */

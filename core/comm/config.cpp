@@ -1,0 +1,60 @@
+#include "core/comm/config.hpp"
+
+#include <cstddef>
+#include <cstdlib>
+
+#include "core/common/error.hpp"
+#include "core/common/log.hpp"
+#include "core/common/settings.hpp"
+#include "core/transport/transport.hpp"
+
+namespace hcomm::comm {
+
+namespace {
+
+// The environment's value when the variable is set, else the field's when
+// `field_set`, else the setting's default.
+template <class T, class Get>
+T pick(const char* variable, bool field_set, const T& field, const std::string& field_text, const char* field_name,
+       Get get) {
+  if (std::getenv(variable)) {
+    if (field_set)
+      HCOMM_INFO(INIT, "%s=%s overrides %s = %s of the communicator's hcomm_config_t", variable,
+                 settings::raw(variable).c_str(), field_name, field_text.c_str());
+    return get(variable);
+  }
+  return field_set ? field : get(variable);
+}
+
+}  // namespace
+
+Config Config::resolve(const hcomm_config_t* config) {
+  hcomm_config_t c = HCOMM_CONFIG_INITIALIZER;
+  if (config) {
+    if (config->size < offsetof(hcomm_config_t, chunk_bytes) + sizeof config->chunk_bytes)
+      HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                  "hcomm_config_t: size is %zu, expected %zu: start from HCOMM_CONFIG_INITIALIZER", config->size,
+                  sizeof(hcomm_config_t));
+    if (config->version < 1 || config->version > HCOMM_CONFIG_VERSION)
+      HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                  "hcomm_config_t: version is %u, this library knows 1 to %d: start from HCOMM_CONFIG_INITIALIZER",
+                  config->version, HCOMM_CONFIG_VERSION);
+    c = *config;
+    if (c.timeout_s == 0)
+      HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                  "hcomm_config_t: timeout_s is 0; give seconds above 0, or "
+                  "a negative value to leave it to HCOMM_TIMEOUT");
+    if (c.transports) transport::parse_filter(c.transports);  // its errors name the grammar
+  }
+  const std::string transports = c.transports ? c.transports : "";
+  return Config{
+      .transports = pick("HCOMM_TRANSPORTS", c.transports != nullptr, transports, "'" + transports + "'", "transports",
+                         settings::get_string),
+      .timeout_s = pick("HCOMM_TIMEOUT", c.timeout_s > 0, c.timeout_s, format("%g", c.timeout_s), "timeout_s",
+                        settings::get_double),
+      .chunk_bytes = pick<uint64_t>("HCOMM_CHUNK_BYTES", c.chunk_bytes > 0, c.chunk_bytes,
+                                    std::to_string(c.chunk_bytes), "chunk_bytes", settings::get_size),
+  };
+}
+
+}  // namespace hcomm::comm

@@ -1,0 +1,23 @@
+// A communicator's own settings: hcomm_config_t's fields, each overridden by
+// its environment variable when that is set.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hcomm/hcomm.h"
+
+namespace hcomm::comm {
+
+struct Config {
+  std::string transports;  // HCOMM_TRANSPORTS
+  double timeout_s;        // HCOMM_TIMEOUT
+  uint64_t chunk_bytes;    // HCOMM_CHUNK_BYTES
+
+  // From `config` (NULL: every field unset) and the environment; throws
+  // HCOMM_ERR_INVALID_ARGUMENT for a struct that is not one (size, version)
+  // or a field out of range, HCOMM_ERR_CONFIG for a value that does not parse.
+  static Config resolve(const hcomm_config_t* config);
+};
+
+}  // namespace hcomm::comm

@@ -1,0 +1,159 @@
+#include "core/topology/description.hpp"
+
+#include <hwloc.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include "core/common/error.hpp"
+#include "core/common/log.hpp"
+
+namespace hcomm::topology {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x4f504f54;  // "TOPO"
+constexpr uint32_t kVersion = 1;
+
+std::atomic<GpuLocator> g_gpu_locator{nullptr};
+
+HostId local_host() {
+  HostId id{};
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  if (std::getline(boot, boot_id)) set_field(id.boot_id, boot_id);
+  char name[sizeof id.hostname] = {};
+  if (::gethostname(name, sizeof name - 1) == 0) set_field(id.hostname, name);
+  struct stat st {};
+  if (::stat("/proc/self/ns/net", &st) == 0) id.net_ns = st.st_ino;
+  return id;
+}
+
+using Bitmap = std::unique_ptr<hwloc_bitmap_s, decltype(&hwloc_bitmap_free)>;
+Bitmap bitmap() { return Bitmap(hwloc_bitmap_alloc(), &hwloc_bitmap_free); }
+
+// The one NUMA node whose memory is local to every CPU of `cpus`, else -1.
+int32_t numa_of(hwloc_topology_t topo, hwloc_const_cpuset_t cpus) {
+  Bitmap nodes = bitmap();
+  hwloc_cpuset_to_nodeset(topo, cpus, nodes.get());
+  return hwloc_bitmap_weight(nodes.get()) == 1 ? hwloc_bitmap_first(nodes.get()) : -1;
+}
+
+void describe_cpus(hwloc_topology_t topo, Description& d) {
+  Bitmap set = bitmap();
+  if (hwloc_get_cpubind(topo, set.get(), 0) == 0 && !hwloc_bitmap_iszero(set.get())) {
+    hwloc_bitmap_list_snprintf(d.cpus, sizeof d.cpus, set.get());
+    d.numa = numa_of(topo, set.get());
+  } else {
+    HCOMM_DEBUG(TOPO, "hwloc could not read this process's CPU binding: %s", strerror(errno));
+  }
+  if (hwloc_get_last_cpu_location(topo, set.get(), 0) == 0 && !hwloc_bitmap_iszero(set.get()))
+    d.last_cpu = hwloc_bitmap_first(set.get());
+}
+
+void describe_nics(hwloc_topology_t topo, Description& d) {
+  std::vector<Nic> nics;
+  for (hwloc_obj_t os = hwloc_get_next_osdev(topo, nullptr); os; os = hwloc_get_next_osdev(topo, os)) {
+    const auto type = os->attr->osdev.type;
+    if ((type != HWLOC_OBJ_OSDEV_NETWORK && type != HWLOC_OBJ_OSDEV_OPENFABRICS) || !os->name) continue;
+    Nic nic{};
+    set_field(nic.name, os->name);
+    nic.kind = type == HWLOC_OBJ_OSDEV_OPENFABRICS ? kNicOpenFabrics : kNicNetwork;
+    for (hwloc_obj_t p = os->parent; p; p = p->parent) {
+      if (p->type != HWLOC_OBJ_PCI_DEVICE) continue;
+      const auto& pci = p->attr->pcidev;
+      std::snprintf(nic.pci, sizeof nic.pci, "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.dev, pci.func);
+      break;
+    }
+    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, os);
+    nic.numa = near && near->cpuset ? numa_of(topo, near->cpuset) : -1;
+    nics.push_back(nic);
+  }
+  std::sort(nics.begin(), nics.end(), [](const Nic& a, const Nic& b) { return std::strcmp(a.name, b.name) < 0; });
+  if (nics.size() > kMaxNics)
+    HCOMM_WARN(TOPO, "this host has %zu NICs; the topology keeps the first %d by name", nics.size(), kMaxNics);
+  d.nnics = static_cast<uint32_t>(std::min<size_t>(nics.size(), kMaxNics));
+  std::copy_n(nics.begin(), d.nnics, d.nics);
+}
+
+// The machine as hwloc sees it, loaded once per process (it takes tens of
+// milliseconds) and kept: the binding is read afresh for every description.
+hwloc_topology_t machine() {
+  static const hwloc_topology_t loaded = [] {
+    hwloc_topology_t topo = nullptr;
+    if (hwloc_topology_init(&topo) != 0) return topo;
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (hwloc_topology_load(topo) == 0) return topo;
+    HCOMM_WARN(TOPO, "hwloc could not load this machine's topology (%s): NUMA nodes and NICs unknown", strerror(errno));
+    hwloc_topology_destroy(topo);
+    return hwloc_topology_t{nullptr};
+  }();
+  return loaded;
+}
+
+template <size_t N>
+bool terminated(const char (&text)[N]) {
+  return std::memchr(text, '\0', N) != nullptr;
+}
+
+}  // namespace
+
+bool HostId::operator==(const HostId& other) const {
+  return std::strcmp(boot_id, other.boot_id) == 0 && std::strcmp(hostname, other.hostname) == 0 &&
+         net_ns == other.net_ns;
+}
+
+Description blank_description() {
+  Description d;
+  std::memset(&d, 0, sizeof d);  // padding too: records compare and travel byte for byte
+  d.magic = kMagic;
+  d.version = kVersion;
+  d.numa = -1;
+  d.last_cpu = -1;
+  return d;
+}
+
+Description discover() {
+  Description d = blank_description();
+  d.host = local_host();
+  if (hwloc_topology_t topo = machine()) {
+    describe_cpus(topo, d);
+    describe_nics(topo, d);
+  }
+  if (GpuLocator locate = g_gpu_locator.load()) set_field(d.gpu, locate());
+  return d;
+}
+
+std::vector<uint8_t> encode(const Description& d) {
+  std::vector<uint8_t> bytes(sizeof d);
+  std::memcpy(bytes.data(), &d, sizeof d);
+  return bytes;
+}
+
+Description decode(std::span<const uint8_t> bytes, int rank) {
+  if (bytes.size() != sizeof(Description))
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "rank %d's topology record is %zu bytes, expected %zu", rank, bytes.size(),
+                sizeof(Description));
+  Description d;
+  std::memcpy(&d, bytes.data(), sizeof d);
+  if (d.magic != kMagic || d.version != kVersion)
+    HCOMM_THROW(HCOMM_ERR_CONFIG,
+                "rank %d's topology record has magic %#x version %u, expected %#x version %u: run the same HComm "
+                "build on every rank",
+                rank, d.magic, d.version, kMagic, kVersion);
+  bool strings = terminated(d.host.boot_id) && terminated(d.host.hostname) && terminated(d.cpus) && terminated(d.gpu);
+  for (const Nic& n : d.nics) strings = strings && terminated(n.name) && terminated(n.pci);
+  if (!strings || d.nnics > kMaxNics)
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "rank %d's topology record is damaged (unterminated text or %u NICs)", rank,
+                d.nnics);
+  return d;
+}
+
+void set_gpu_locator(GpuLocator locator) { g_gpu_locator.store(locator); }
+
+}  // namespace hcomm::topology

@@ -1,0 +1,205 @@
+#include "core/topology/topo_file.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/common/error.hpp"
+
+namespace hcomm::topology {
+
+namespace {
+
+constexpr const char* kFormat = "hcomm-topology";
+constexpr int kVersion = 1;
+constexpr const char* kNicKinds[] = {"network", "openfabrics"};
+
+json::Value text_or_null(const char* s) { return *s ? json::Value(s) : json::Value(); }
+
+json::Value int_array(const std::vector<int>& v) {
+  json::Array a;
+  for (int x : v) a.emplace_back(x);
+  return a;
+}
+
+// A member of the document, read with its path for errors.
+class Field {
+ public:
+  Field(const json::Value& v, std::string path) : v_(v), path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const char* what) const {
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: %s", path_.empty() ? "the document" : path_.c_str(), what);
+  }
+  Field operator[](const char* key) const {
+    if (!v_.is<json::Object>()) fail("expected an object");
+    const json::Value* m = v_.find(key);
+    if (!m)
+      HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: member \"%s\" is missing", path_.empty() ? "the document" : path_.c_str(),
+                  key);
+    return Field(*m, path_.empty() ? key : path_ + "." + key);
+  }
+  bool has(const char* key) const { return v_.find(key) != nullptr; }
+  std::vector<Field> items() const {
+    const json::Array* a = v_.as<json::Array>();
+    if (!a) fail("expected an array");
+    std::vector<Field> out;
+    for (size_t i = 0; i < a->size(); ++i) out.emplace_back((*a)[i], path_ + "[" + std::to_string(i) + "]");
+    return out;
+  }
+  double number() const {
+    const double* d = v_.as<double>();
+    if (!d) fail("expected a number");
+    return *d;
+  }
+  // An integer in [lo, hi].
+  int64_t integer(int64_t lo, int64_t hi) const {
+    const double d = number();
+    if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
+      HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: %g is not an integer in %lld..%lld", path_.c_str(), d,
+                  static_cast<long long>(lo), static_cast<long long>(hi));
+    return static_cast<int64_t>(d);
+  }
+  // A string (null reads as ""), at most max_len bytes.
+  std::string text(size_t max_len) const {
+    if (v_.is<std::nullptr_t>()) return "";
+    const std::string* s = v_.as<std::string>();
+    if (!s) fail("expected a string or null");
+    if (s->size() > max_len)
+      HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: \"%s\" is longer than %zu bytes", path_.c_str(), s->c_str(), max_len);
+    return *s;
+  }
+
+ private:
+  const json::Value& v_;
+  std::string path_;
+};
+
+Nic read_nic(const Field& f) {
+  Nic nic{};
+  set_field(nic.name, f["name"].text(sizeof nic.name - 1));
+  set_field(nic.pci, f["pci"].text(sizeof nic.pci - 1));
+  const std::string kind = f["kind"].text(16);
+  if (kind == kNicKinds[kNicNetwork])
+    nic.kind = kNicNetwork;
+  else if (kind == kNicKinds[kNicOpenFabrics])
+    nic.kind = kNicOpenFabrics;
+  else
+    f["kind"].fail("expected \"network\" or \"openfabrics\"");
+  nic.numa = static_cast<int32_t>(f["numa"].integer(-1, INT32_MAX));
+  return nic;
+}
+
+// A host's identity and NICs, as a blank description of one of its ranks.
+Description read_host(const Field& f) {
+  Description d = blank_description();
+  set_field(d.host.hostname, f["name"].text(sizeof d.host.hostname - 1));
+  set_field(d.host.boot_id, f["boot_id"].text(sizeof d.host.boot_id - 1));
+  d.host.net_ns = static_cast<uint64_t>(f["net_ns"].integer(0, int64_t{1} << 53));
+  std::vector<Field> nics = f["nics"].items();
+  if (nics.size() > kMaxNics) f["nics"].fail("more NICs than a host may have (8)");
+  for (const Field& n : nics) d.nics[d.nnics++] = read_nic(n);
+  return d;
+}
+
+}  // namespace
+
+json::Value to_json(const Topology& t, std::span<const LinkEntry> links) {
+  json::Array hosts, ranks, link_list, host_ranks, rails;
+  for (int h = 0; h < t.nhosts(); ++h) {
+    const Description& d = t.rank(t.host_ranks(h).front());
+    json::Array nics;
+    for (uint32_t i = 0; i < d.nnics; ++i)
+      nics.emplace_back(json::Object{{"name", d.nics[i].name},
+                                     {"kind", kNicKinds[d.nics[i].kind == kNicOpenFabrics]},
+                                     {"pci", text_or_null(d.nics[i].pci)},
+                                     {"numa", d.nics[i].numa}});
+    hosts.emplace_back(json::Object{
+        {"name", d.host.hostname}, {"boot_id", d.host.boot_id}, {"net_ns", d.host.net_ns}, {"nics", std::move(nics)}});
+    host_ranks.push_back(int_array(t.host_ranks(h)));
+  }
+  for (int r = 0; r < t.size(); ++r) {
+    const Description& d = t.rank(r);
+    ranks.emplace_back(json::Object{{"rank", r},
+                                    {"host", t.host_of()[r]},
+                                    {"numa", d.numa},
+                                    {"cpus", text_or_null(d.cpus)},
+                                    {"last_cpu", d.last_cpu},
+                                    {"gpu", text_or_null(d.gpu)}});
+  }
+  for (const LinkEntry& l : links)
+    link_list.emplace_back(json::Object{{"ranks", json::Array{l.a, l.b}},
+                                        {"class", link_class_name(t.link_class(l.a, l.b))},
+                                        {"transport", l.transport},
+                                        {"bandwidth_gbps", l.score.bandwidth_gbps},
+                                        {"latency_us", l.score.latency_us}});
+  for (const auto& rail : t.rails()) rails.push_back(int_array(rail));
+  return json::Object{{"format", kFormat},
+                      {"version", kVersion},
+                      {"hosts", std::move(hosts)},
+                      {"ranks", std::move(ranks)},
+                      {"links", std::move(link_list)},
+                      {"levels", json::Object{{"node_of", int_array(t.host_of())},
+                                              {"hosts", std::move(host_ranks)},
+                                              {"leaders", int_array(t.leaders())},
+                                              {"rails", std::move(rails)}}}};
+}
+
+Topology from_json(const json::Value& document) {
+  const Field doc(document, "");
+  if (doc["format"].text(64) != kFormat) doc["format"].fail("expected \"hcomm-topology\"");
+  if (doc["version"].integer(0, INT32_MAX) != kVersion) doc["version"].fail("only version 1 is known");
+  std::vector<Description> hosts;
+  for (const Field& h : doc["hosts"].items()) hosts.push_back(read_host(h));
+  std::vector<Field> rank_fields = doc["ranks"].items();
+  if (rank_fields.empty()) doc["ranks"].fail("a topology needs at least one rank");
+  std::vector<Description> ranks;
+  for (size_t r = 0; r < rank_fields.size(); ++r) {
+    const Field& f = rank_fields[r];
+    if (f["rank"].integer(0, INT32_MAX) != static_cast<int64_t>(r))
+      f["rank"].fail(format("expected %zu: ranks are listed in order", r).c_str());
+    if (hosts.empty()) doc["hosts"].fail("a topology needs at least one host");
+    Description d = hosts[f["host"].integer(0, static_cast<int64_t>(hosts.size()) - 1)];
+    d.numa = static_cast<int32_t>(f["numa"].integer(-1, INT32_MAX));
+    d.last_cpu = static_cast<int32_t>(f["last_cpu"].integer(-1, INT32_MAX));
+    set_field(d.cpus, f["cpus"].text(sizeof d.cpus - 1));
+    set_field(d.gpu, f["gpu"].text(sizeof d.gpu - 1));
+    ranks.push_back(d);
+  }
+  Topology t(std::move(ranks));
+  if (t.nhosts() != static_cast<int>(hosts.size()))
+    doc["hosts"].fail(format("lists %zu hosts but the ranks use %d distinct ones (two entries are identical, or one "
+                             "is unused)",
+                             hosts.size(), t.nhosts())
+                          .c_str());
+  for (const Field& l : doc["links"].items()) {
+    std::vector<Field> pair = l["ranks"].items();
+    if (pair.size() != 2) l["ranks"].fail("expected two ranks");
+    const int a = static_cast<int>(pair[0].integer(0, t.size() - 1));
+    const int b = static_cast<int>(pair[1].integer(0, t.size() - 1));
+    if (a == b) l["ranks"].fail("a link joins two different ranks");
+    if (l.has("class") && l["class"].text(16) != link_class_name(t.link_class(a, b)))
+      l["class"].fail(format("ranks %d and %d are linked by class \"%s\" (their hosts and NUMA nodes say so)", a, b,
+                             link_class_name(t.link_class(a, b)))
+                          .c_str());
+    const double bw = l["bandwidth_gbps"].number(), lat = l["latency_us"].number();
+    if (bw <= 0 || lat < 0) l.fail("bandwidth_gbps must be above 0 and latency_us at least 0");
+    t.describe_link(a, b, {.reachable = 1, .bandwidth_gbps = bw, .latency_us = lat});
+  }
+  return t;
+}
+
+Topology read_topology_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) HCOMM_THROW(HCOMM_ERR_CONFIG, "topology file %s: cannot be read (%s)", path.c_str(), strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return from_json(json::parse(text.str()));
+  } catch (const Error& e) {
+    HCOMM_THROW(e.code(), "topology file %s: %s", path.c_str(), e.what());
+  }
+}
+
+}  // namespace hcomm::topology

@@ -1,0 +1,121 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "core/common/error.hpp"
+#include "core/topology/description.hpp"
+#include "tests/unit/topology_fixtures.hpp"
+
+namespace hcomm::topology {
+namespace {
+
+using testing::made_up_rank;
+
+void expect_same(const Description& a, const Description& b) {
+  EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0);
+  EXPECT_TRUE(a.host == b.host);
+  EXPECT_EQ(a.numa, b.numa);
+  EXPECT_EQ(a.last_cpu, b.last_cpu);
+  EXPECT_STREQ(a.cpus, b.cpus);
+  EXPECT_STREQ(a.gpu, b.gpu);
+  ASSERT_EQ(a.nnics, b.nnics);
+  for (uint32_t i = 0; i < a.nnics; ++i) {
+    EXPECT_STREQ(a.nics[i].name, b.nics[i].name);
+    EXPECT_STREQ(a.nics[i].pci, b.nics[i].pci);
+    EXPECT_EQ(a.nics[i].kind, b.nics[i].kind);
+    EXPECT_EQ(a.nics[i].numa, b.nics[i].numa);
+  }
+}
+
+TEST(TopologyDescription, EncodesToAFixedSizeAndBack) {
+  const Description d = made_up_rank("node-7", 4026531993u, 1, {{"eth0", 0}, {"ib0", 1}, {"ib1", -1}});
+  const std::vector<uint8_t> bytes = encode(d);
+  ASSERT_EQ(bytes.size(), kEncodedBytes);
+  const Description back = decode(bytes, 3);
+  expect_same(back, d);
+  EXPECT_STREQ(back.host.hostname, "node-7");
+  EXPECT_EQ(back.host.net_ns, 4026531993u);
+  EXPECT_EQ(back.nnics, 3u);
+  EXPECT_STREQ(back.nics[2].name, "ib1");
+  // The same description always encodes to the same bytes (no stray padding).
+  EXPECT_EQ(encode(made_up_rank("node-7", 4026531993u, 1, {{"eth0", 0}, {"ib0", 1}, {"ib1", -1}})), bytes);
+}
+
+TEST(TopologyDescription, DecodeNamesTheRankOfADamagedRecord) {
+  std::vector<uint8_t> bytes = encode(made_up_rank("a", 1, 0));
+  try {
+    decode(std::span(bytes).first(bytes.size() - 1), 5);
+    FAIL() << "a short record decoded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 5's topology record is " + std::to_string(bytes.size() - 1) + " bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  std::vector<uint8_t> wrong_magic = bytes;
+  wrong_magic[0] ^= 0xFF;
+  try {
+    decode(wrong_magic, 2);
+    FAIL() << "a record with a wrong magic decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG);
+    EXPECT_NE(std::string(e.what()).find("rank 2's topology record has magic"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("same HComm build"), std::string::npos) << e.what();
+  }
+  Description unterminated = made_up_rank("a", 1, 0);
+  std::memset(unterminated.cpus, 'x', sizeof unterminated.cpus);
+  EXPECT_THROW(decode(encode(unterminated), 0), Error);
+  Description too_many = made_up_rank("a", 1, 0);
+  too_many.nnics = kMaxNics + 1;
+  EXPECT_THROW(decode(encode(too_many), 0), Error);
+}
+
+TEST(TopologyDescription, FieldsAreCutToFitAndTerminated) {
+  char field[8];
+  std::memset(field, 'z', sizeof field);
+  set_field(field, "0123456789");
+  EXPECT_STREQ(field, "0123456");
+  set_field(field, "ab");
+  EXPECT_STREQ(field, "ab");
+}
+
+// Host identity: boot id, hostname and network namespace, each read from the system.
+TEST(TopologyDescription, DiscoversThisProcess) {
+  const Description d = discover();
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  std::getline(boot, boot_id);
+  EXPECT_EQ(std::string(d.host.boot_id), boot_id);
+  char name[128] = {};
+  ASSERT_EQ(gethostname(name, sizeof name - 1), 0);
+  EXPECT_EQ(std::string(d.host.hostname), std::string(name));
+  struct stat st {};
+  ASSERT_EQ(stat("/proc/self/ns/net", &st), 0);
+  EXPECT_EQ(d.host.net_ns, static_cast<uint64_t>(st.st_ino));
+  // hwloc reads the binding: the CPUs this process may run on, which hold its last CPU.
+  cpu_set_t cpus;
+  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  ASSERT_STRNE(d.cpus, "");
+  ASSERT_GE(d.last_cpu, 0);
+  EXPECT_TRUE(CPU_ISSET(d.last_cpu, &cpus)) << "last cpu " << d.last_cpu << " outside the affinity mask";
+  EXPECT_GE(d.numa, -1);
+  EXPECT_LE(d.nnics, static_cast<uint32_t>(kMaxNics));
+  for (uint32_t i = 1; i < d.nnics; ++i) EXPECT_LT(std::strcmp(d.nics[i - 1].name, d.nics[i].name), 0);
+  EXPECT_STREQ(d.gpu, "");  // no device plugin installs a GPU locator here
+  expect_same(decode(encode(d), 0), d);
+}
+
+std::string fake_gpu() { return "0000:3b:00.0"; }
+
+TEST(TopologyDescription, TheGpuComesFromTheInstalledLocator) {
+  set_gpu_locator(fake_gpu);
+  const Description d = discover();
+  set_gpu_locator(nullptr);
+  EXPECT_STREQ(d.gpu, "0000:3b:00.0");
+  EXPECT_STREQ(discover().gpu, "");
+}
+
+}  // namespace
+}  // namespace hcomm::topology

@@ -1,0 +1,185 @@
+// hcomm-topo: the topology a communicator sees, run under hcomm-run like any
+// HComm program. Rank 0 prints, in the spirit of `nvidia-smi topo -m`, the
+// link class and the transport of every pair of ranks and the hierarchy
+// (hosts, NUMA nodes, leaders, rails); --json prints the topology document
+// instead and --dump FILE writes it (HCOMM_TOPO_FILE reads that file).
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/topology/json.hpp"
+#include "hcomm/hcomm.h"
+
+namespace {
+
+namespace json = hcomm::topology::json;
+
+constexpr const char* kUsage =
+    "usage: hcomm-run -n N hcomm-topo [--json] [--dump FILE] [--transports LIST]\n"
+    "  prints the link class and transport of every pair of ranks and the hierarchy\n"
+    "  --json             print the topology document (JSON) instead\n"
+    "  --dump FILE        also write the topology document to FILE (HCOMM_TOPO_FILE reads it)\n"
+    "  --transports LIST  the communicator's hcomm_config_t.transports (HCOMM_TRANSPORTS, when set, wins)\n";
+
+struct Options {
+  bool json = false;
+  std::string dump;
+  const char* transports = nullptr;
+};
+
+// The document as hcomm_comm_topology writes it; a missing member is a bug of the library.
+const json::Value& at(const json::Value& v, const char* key) {
+  static const json::Value none;
+  const json::Value* m = v.find(key);
+  return m ? *m : none;
+}
+const json::Array& items(const json::Value& v) {
+  static const json::Array none;
+  const json::Array* a = v.as<json::Array>();
+  return a ? *a : none;
+}
+int integer(const json::Value& v) { return v.as<double>() ? static_cast<int>(*v.as<double>()) : -1; }
+std::string text(const json::Value& v) { return v.as<std::string>() ? *v.as<std::string>() : "-"; }
+std::string list(const json::Value& v) {
+  std::string out;
+  for (const json::Value& x : items(v)) out += (out.empty() ? "" : ",") + std::to_string(integer(x));
+  return out;
+}
+
+// A table whose columns are as wide as their widest cell.
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], row[c].size());
+    }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) line += row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+void print_matrix(const json::Value& doc) {
+  const json::Array& ranks = items(at(doc, "ranks"));
+  const size_t n = ranks.size();
+  std::vector<std::vector<std::string>> cls(n, std::vector<std::string>(n, "SELF")),
+      tr(n, std::vector<std::string>(n, "self"));
+  for (const json::Value& link : items(at(doc, "links"))) {
+    const json::Array& pair = items(at(link, "ranks"));
+    const int a = integer(pair.at(0)), b = integer(pair.at(1));
+    std::string c = text(at(link, "class"));
+    for (char& ch : c) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    cls[a][b] = cls[b][a] = c;
+    tr[a][b] = tr[b][a] = text(at(link, "transport"));
+  }
+  std::vector<std::string> header{""};
+  for (size_t r = 0; r < n; ++r) header.push_back("r" + std::to_string(r));
+  std::vector<std::vector<std::string>> classes{header}, transports{header};
+  classes[0].insert(classes[0].end(), {"host", "numa", "cpus", "gpu"});
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<std::string> row{"r" + std::to_string(r)}, trow{"r" + std::to_string(r)};
+    row.insert(row.end(), cls[r].begin(), cls[r].end());
+    trow.insert(trow.end(), tr[r].begin(), tr[r].end());
+    const int numa = integer(at(ranks[r], "numa"));
+    row.insert(row.end(), {std::to_string(integer(at(ranks[r], "host"))), numa < 0 ? "-" : std::to_string(numa),
+                           text(at(ranks[r], "cpus")), text(at(ranks[r], "gpu"))});
+    classes.push_back(row);
+    transports.push_back(trow);
+  }
+  std::printf("Link classes\n");
+  print_table(classes);
+  std::printf(
+      "\nSELF = the rank itself, NUMA = one host and NUMA node, HOST = one host across NUMA nodes (or unbound),\n"
+      "NET = between hosts\n\nTransports\n");
+  print_table(transports);
+}
+
+void print_hierarchy(const json::Value& doc) {
+  const json::Value& levels = at(doc, "levels");
+  const json::Array& hosts = items(at(doc, "hosts"));
+  const json::Array& host_ranks = items(at(levels, "hosts"));
+  const json::Array& ranks = items(at(doc, "ranks"));
+  std::printf("\nHierarchy\n");
+  for (size_t h = 0; h < hosts.size() && h < host_ranks.size(); ++h) {
+    std::map<int, std::string> numa;  // NUMA node -> its ranks
+    for (const json::Value& r : items(host_ranks[h])) {
+      std::string& s = numa[integer(at(ranks.at(integer(r)), "numa"))];
+      s += (s.empty() ? "" : ",") + std::to_string(integer(r));
+    }
+    std::printf("host %zu %s: ranks %s, leader %d\n", h, text(at(hosts[h], "name")).c_str(),
+                list(host_ranks[h]).c_str(), integer(items(host_ranks[h]).at(0)));
+    for (const auto& [node, members] : numa)
+      std::printf("  NUMA %s: ranks %s\n", node < 0 ? "unknown" : std::to_string(node).c_str(), members.c_str());
+    for (const json::Value& nic : items(at(hosts[h], "nics")))
+      std::printf("  NIC %s (%s, PCI %s, NUMA %d)\n", text(at(nic, "name")).c_str(), text(at(nic, "kind")).c_str(),
+                  text(at(nic, "pci")).c_str(), integer(at(nic, "numa")));
+  }
+  std::printf("leaders: %s\n", list(at(levels, "leaders")).c_str());
+  const json::Array& rails = items(at(levels, "rails"));
+  if (rails.empty()) std::printf("rails: none (no host has several NICs)\n");
+  for (size_t i = 0; i < rails.size(); ++i) std::printf("rail %zu: ranks %s\n", i, list(rails[i]).c_str());
+}
+
+int fail(const char* what, hcomm_result_t rc) {
+  std::fprintf(stderr, "hcomm-topo: %s: %s: %s\n", what, hcomm_result_string(rc), hcomm_get_last_error());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json")) {
+      opt.json = true;
+    } else if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) {
+      opt.dump = argv[++i];
+    } else if (!std::strcmp(argv[i], "--transports") && i + 1 < argc) {
+      opt.transports = argv[++i];
+    } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf("%s", kUsage);
+      return 0;
+    } else {
+      std::fprintf(stderr, "hcomm-topo: unknown argument '%s'\n%s", argv[i], kUsage);
+      return 2;
+    }
+  }
+  hcomm_config_t config = HCOMM_CONFIG_INITIALIZER;
+  config.transports = opt.transports;
+  hcomm_comm_t comm = nullptr;
+  if (hcomm_result_t rc = hcomm_comm_init_env_config(&comm, &config); rc != HCOMM_SUCCESS)
+    return fail("hcomm_comm_init_env_config", rc);
+  int rank = 0, status = 0;
+  hcomm_comm_rank(comm, &rank);
+  const char* text_json = nullptr;
+  if (hcomm_result_t rc = hcomm_comm_topology(comm, &text_json); rc != HCOMM_SUCCESS) {
+    status = fail("hcomm_comm_topology", rc);
+  } else if (rank == 0) {
+    if (!opt.dump.empty()) {
+      std::ofstream out(opt.dump);
+      if (!(out << text_json) || !out.flush()) {
+        std::fprintf(stderr, "hcomm-topo: --dump: cannot write %s\n", opt.dump.c_str());
+        status = 1;
+      }
+    }
+    if (opt.json) {
+      std::printf("%s", text_json);
+    } else {
+      const json::Value doc = json::parse(text_json);
+      int nranks = 0;
+      hcomm_comm_size(comm, &nranks);
+      const size_t nhosts = items(at(doc, "hosts")).size();
+      std::printf("hcomm-topo: %d ranks on %zu host%s\n\n", nranks, nhosts, nhosts == 1 ? "" : "s");
+      print_matrix(doc);
+      print_hierarchy(doc);
+    }
+  }
+  hcomm_comm_destroy(comm);
+  return status;
+}
