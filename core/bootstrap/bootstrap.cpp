@@ -1,11 +1,14 @@
 #include "core/bootstrap/bootstrap.hpp"
 
 #include <netinet/in.h>
+#include <strings.h>
 
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 
 #include "core/bootstrap/client.hpp"
+#include "core/bootstrap/pmix.hpp"
 #include "core/bootstrap/root_service.hpp"
 #include "core/bootstrap/unique_id.hpp"
 #include "core/bootstrap/wire.hpp"
@@ -29,15 +32,21 @@ struct JobShape {
   int size;
 };
 
-// The rank and size variables of the launchers HComm runs under.
-struct LauncherVariables {
+// A launcher's pair of variables: this process's rank and the number of
+// ranks, of the job or of this host.
+struct VariablePair {
   const char* rank;
   const char* size;
 };
-constexpr LauncherVariables kLaunchers[] = {
+constexpr VariablePair kLauncherShapes[] = {
     {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
     {"PMI_RANK", "PMI_SIZE"},
     {"SLURM_PROCID", "SLURM_NTASKS"},
+};
+constexpr VariablePair kLocalities[] = {
+    {"HCOMM_LOCAL_RANK", "HCOMM_LOCAL_SIZE"},
+    {"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+    {"MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
 };
 
 int64_t launcher_int(const char* name, const char* text) {
@@ -58,6 +67,17 @@ JobShape checked_shape(int64_t rank, int64_t size, const char* rank_name, const 
   return JobShape{static_cast<int>(rank), static_cast<int>(size)};
 }
 
+// The first pair that the environment sets both of, checked.
+template <size_t N>
+std::optional<JobShape> launcher_pair(const VariablePair (&pairs)[N]) {
+  for (const VariablePair& p : pairs) {
+    const char* rank = std::getenv(p.rank);
+    const char* size = std::getenv(p.size);
+    if (rank && size) return checked_shape(launcher_int(p.rank, rank), launcher_int(p.size, size), p.rank, p.size);
+  }
+  return std::nullopt;
+}
+
 // HCOMM_RANK and HCOMM_SIZE, else the variables of the first launcher that set both.
 JobShape job_shape_from_env() {
   bool has_rank = !settings::raw("HCOMM_RANK").empty();
@@ -67,15 +87,19 @@ JobShape job_shape_from_env() {
                 has_rank ? "HCOMM_SIZE" : "HCOMM_RANK");
   if (has_rank)
     return checked_shape(settings::get_int("HCOMM_RANK"), settings::get_int("HCOMM_SIZE"), "HCOMM_RANK", "HCOMM_SIZE");
-  for (const LauncherVariables& l : kLaunchers) {
-    const char* rank = std::getenv(l.rank);
-    const char* size = std::getenv(l.size);
-    if (rank && size) return checked_shape(launcher_int(l.rank, rank), launcher_int(l.size, size), l.rank, l.size);
-  }
+  if (std::optional<JobShape> shape = launcher_pair(kLauncherShapes)) return *shape;
   HCOMM_THROW(HCOMM_ERR_CONFIG,
               "bootstrap: this process's rank is unknown: set HCOMM_RANK and HCOMM_SIZE (hcomm-run does), or start it "
               "under a launcher that sets OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE or SLURM_PROCID/SLURM_NTASKS");
 }
+
+Locality locality_from_env() {
+  std::optional<JobShape> local = launcher_pair(kLocalities);
+  return local ? Locality{local->rank, local->size} : Locality{};
+}
+
+// Variables that every PMIx server sets in the processes it starts.
+bool pmix_server_present() { return std::getenv("PMIX_NAMESPACE") && std::getenv("PMIX_RANK"); }
 
 struct RootAddress {
   std::string text;  // as HCOMM_ROOT gave it
@@ -87,7 +111,12 @@ RootAddress root_from_env() {
   RootAddress root{settings::get_string("HCOMM_ROOT"), {}, {}};
   if (root.text.empty())
     HCOMM_THROW(HCOMM_ERR_CONFIG,
-                "HCOMM_ROOT is not set: expected host:port where rank 0 serves the rendezvous, e.g. 127.0.0.1:29500");
+                "HCOMM_ROOT is not set: expected host:port where rank 0 serves the rendezvous, e.g. "
+                "127.0.0.1:29500%s",
+                pmix_server_present() && !pmix_built_in()
+                    ? " (a PMIx server started this process, but this libhcomm was built without libpmix, which "
+                      "would have found the rendezvous by itself)"
+                    : "");
   std::string host;
   uint16_t port = 0;
   if (!split_host_port(root.text, &host, &port))
@@ -137,17 +166,33 @@ Secret secret_from_env(bool serves, const std::string& root_text) {
   return secret;
 }
 
-std::unique_ptr<Bootstrap> join(const Endpoint& root, const std::string& root_text, const Secret& secret, int rank,
-                                int nranks, double timeout_s) {
-  ClientOptions options{root, root_text, secret, rank, nranks, timeout_s, root_service_runs_here(root.port, secret)};
-  return std::make_unique<RendezvousClient>(options);
+std::unique_ptr<Bootstrap> join(const Endpoint& root, const std::string& root_text, const Secret& secret,
+                                const JobShape& shape, const Locality& locality, double timeout_s) {
+  return std::make_unique<RendezvousClient>(ClientOptions{
+      .root = root,
+      .root_text = root_text,
+      .secret = secret,
+      .rank = shape.rank,
+      .nranks = shape.size,
+      .timeout_s = timeout_s,
+      .hosts_rendezvous = root_service_runs_here(root.port, secret),
+      .locality = locality,
+  });
 }
 
-}  // namespace
+std::unique_ptr<Bootstrap> join_unique_id(const hcomm_unique_id_t& id, const JobShape& shape,
+                                          const Locality& locality, double timeout_s) {
+  UniqueId fields;
+  if (!decode_unique_id(id, &fields))
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                "bootstrap: the unique id is not one made by hcomm_get_unique_id (its magic is missing): hand every "
+                "rank the id's bytes unchanged");
+  return join(fields.root, fields.root.to_string(), fields.secret, shape, locality, timeout_s);
+}
 
-std::unique_ptr<Bootstrap> Bootstrap::from_env() {
+// HCOMM_RANK/HCOMM_SIZE or a launcher's variables, and the rendezvous at HCOMM_ROOT.
+std::unique_ptr<Bootstrap> from_variables(double timeout_s) {
   const JobShape shape = job_shape_from_env();
-  const double timeout_s = timeout_setting();
   const RootAddress root = root_from_env();
   const bool serves = shape.rank == 0;
   const Secret secret = secret_from_env(serves, root.text);
@@ -161,7 +206,42 @@ std::unique_ptr<Bootstrap> Bootstrap::from_env() {
     start_root_service(std::move(listener), RootOptions{secret, shape.size, timeout_s, root.text});
     HCOMM_INFO(INIT, "bootstrap: rank 0 serves the rendezvous for %d ranks at %s", shape.size, root.text.c_str());
   }
-  return join(root.connect_to, root.text, secret, shape.rank, shape.size, timeout_s);
+  return join(root.connect_to, root.text, secret, shape, locality_from_env(), timeout_s);
+}
+
+std::unique_ptr<Bootstrap> from_pmix(double timeout_s) {
+  if (!pmix_server_present() && pmix_built_in())
+    HCOMM_THROW(HCOMM_ERR_CONFIG,
+                "HCOMM_BOOTSTRAP=pmix, but no PMIx server started this process (PMIX_NAMESPACE and PMIX_RANK are "
+                "unset): start it with mpirun, srun --mpi=pmix or prterun, or set HCOMM_BOOTSTRAP=auto");
+  const PmixLaunch launch = pmix_launch(timeout_s);
+  return join_unique_id(launch.rendezvous, JobShape{launch.rank, launch.size}, launch.locality, timeout_s);
+}
+
+enum class Method { kAuto, kEnv, kPmix };
+
+Method method_setting() {
+  const std::string text = settings::get_string("HCOMM_BOOTSTRAP");
+  if (strcasecmp(text.c_str(), "auto") == 0) return Method::kAuto;
+  if (strcasecmp(text.c_str(), "env") == 0) return Method::kEnv;
+  if (strcasecmp(text.c_str(), "pmix") == 0) return Method::kPmix;
+  HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_BOOTSTRAP='%s' does not parse: expected auto, env or pmix", text.c_str());
+}
+
+// auto: HCOMM_ROOT or HCOMM_RANK (hcomm-run, or a user's choice) win over a
+// PMIx server, whose variables hcomm-run's children may inherit from an
+// outer mpirun.
+bool use_pmix(Method method) {
+  if (method != Method::kAuto) return method == Method::kPmix;
+  return pmix_server_present() && pmix_built_in() && settings::raw("HCOMM_ROOT").empty() &&
+         settings::raw("HCOMM_RANK").empty();
+}
+
+}  // namespace
+
+std::unique_ptr<Bootstrap> Bootstrap::from_env() {
+  const double timeout_s = timeout_setting();
+  return use_pmix(method_setting()) ? from_pmix(timeout_s) : from_variables(timeout_s);
 }
 
 std::unique_ptr<Bootstrap> Bootstrap::from_unique_id(const hcomm_unique_id_t& id, int nranks, int rank) {
@@ -169,12 +249,7 @@ std::unique_ptr<Bootstrap> Bootstrap::from_unique_id(const hcomm_unique_id_t& id
     HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "bootstrap: nranks must be in 1..%d, got %d", kMaxRanks, nranks);
   if (rank < 0 || rank >= nranks)
     HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "bootstrap: rank must be in 0..%d (nranks - 1), got %d", nranks - 1, rank);
-  UniqueId fields;
-  if (!decode_unique_id(id, &fields))
-    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
-                "bootstrap: the unique id is not one made by hcomm_get_unique_id (its magic is missing): hand every "
-                "rank the id's bytes unchanged");
-  return join(fields.root, fields.root.to_string(), fields.secret, rank, nranks, timeout_setting());
+  return join_unique_id(id, JobShape{rank, nranks}, locality_from_env(), timeout_setting());
 }
 
 void Bootstrap::make_unique_id(hcomm_unique_id_t* id) {

@@ -19,12 +19,22 @@ namespace hcomm::bootstrap {
 
 using Secret = std::array<uint8_t, 16>;
 
+// A rank's place among the ranks of its host, as the launcher told it.
+struct Locality {
+  int rank = -1;  // -1: the launcher did not say
+  int size = -1;
+};
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;
 
-  // From HCOMM_RANK, HCOMM_SIZE, HCOMM_ROOT (host:port) and HCOMM_SECRET (32
-  // hex digits); rank 0 serves the rendezvous at HCOMM_ROOT.
+  // From the launcher, as HCOMM_BOOTSTRAP says: `env` reads HCOMM_RANK,
+  // HCOMM_SIZE (or another launcher's rank variables), HCOMM_ROOT (host:port)
+  // and HCOMM_SECRET (32 hex digits), and rank 0 serves the rendezvous at
+  // HCOMM_ROOT; `pmix` asks the PMIx server that started the process (mpirun,
+  // srun --mpi=pmix); `auto` takes PMIx when such a server is there and
+  // HCOMM_ROOT and HCOMM_RANK are unset, else env.
   static std::unique_ptr<Bootstrap> from_env();
   // From an id made by make_unique_id in some process of the job.
   static std::unique_ptr<Bootstrap> from_unique_id(const hcomm_unique_id_t& id, int nranks, int rank);
@@ -34,6 +44,7 @@ class Bootstrap {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  virtual Locality locality() const = 0;
   // Every rank gives `len` bytes; `all` receives size()*len bytes in rank
   // order. Fails (HCOMM_ERR_TIMEOUT / HCOMM_ERR_REMOTE) naming the missing
   // ranks after HCOMM_TIMEOUT.

@@ -20,6 +20,7 @@ struct ClientOptions {
   int nranks = 1;
   double timeout_s = 30;
   bool hosts_rendezvous = false;  // this process runs the root service too
+  Locality locality;
 };
 
 // Not thread-safe: one thread at a time uses a bootstrap.
@@ -35,6 +36,7 @@ class RendezvousClient final : public Bootstrap {
 
   int rank() const override { return options_.rank; }
   int size() const override { return options_.nranks; }
+  Locality locality() const override { return options_.locality; }
   void allgather(const void* mine, size_t len, void* all) override;
   void barrier() override { allgather(nullptr, 0, nullptr); }
   int failed_peer() override;

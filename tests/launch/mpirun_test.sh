@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# HComm programs started by Open MPI's mpirun, as a user starts them: no
+# HCOMM_* job variables, loopback only. With PMIx built in, the ranks find
+# each other through mpirun's PMIx server; without it, through HCOMM_ROOT
+# (HCOMM_BOOTSTRAP=env) and Open MPI's rank variables. One case per call:
+#   mpirun_test.sh <case> <pmix|nopmix> <hcomm-perf> <hcomm_collectives_test> <hcomm_launch_bootstrap_check>
+# Exits 77 (skipped) when Open MPI's mpirun is not installed and the case needs it.
+set -u
+
+CASE=$1
+PMIX=$2
+PERF=$3
+COLLECTIVES=$4
+CHECK=$5
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+MPIRUN=""
+for candidate in mpirun.openmpi mpirun; do
+  if command -v "$candidate" >/dev/null && "$candidate" --version 2>&1 | grep -q "Open MPI"; then
+    MPIRUN=$candidate
+    break
+  fi
+done
+if [ -z "$MPIRUN" ] && [ "$CASE" != errors ]; then
+  echo "SKIP: Open MPI's mpirun is not installed (Debian: apt-get install openmpi-bin)"
+  exit 77
+fi
+
+export HCOMM_BOOTSTRAP_ADDR=127.0.0.1 HCOMM_TCP_IF_ADDR=127.0.0.1 HCOMM_TIMEOUT=60
+unset HCOMM_RANK HCOMM_SIZE HCOMM_LOCAL_RANK HCOMM_LOCAL_SIZE HCOMM_ROOT HCOMM_SECRET HCOMM_BOOTSTRAP
+
+# A loopback port that nothing listens on now.
+free_port() {
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 30000))
+    [ -z "$(ss -Hltn "sport = :$port")" ] && break
+  done
+  echo "$port"
+}
+
+fail() {
+  echo "FAIL [$CASE]: $*" >&2
+  echo "--- stdout" >&2; cat "$WORK/out" >&2 2>/dev/null
+  echo "--- stderr" >&2; cat "$WORK/err" >&2 2>/dev/null
+  exit 1
+}
+
+# A fresh rendezvous for the env path: a port the kernel just handed out and
+# a random secret.
+use_env_bootstrap() {
+  local port
+  port=$(free_port)
+  export HCOMM_BOOTSTRAP=env HCOMM_ROOT=127.0.0.1:$port HCOMM_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+}
+[ "$PMIX" = pmix ] || use_env_bootstrap
+
+# run <ranks> <program and arguments...>: sets RC.
+run() {
+  local ranks=$1
+  shift
+  timeout 300 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader \
+    --mca oob_tcp_if_include lo -n "$ranks" "$@" >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+}
+
+expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
+
+# The nccl-tests-style sweep: 8 B to 4 MiB, every element checked by hcomm-perf.
+case_perf() {
+  run 4 "$PERF" -c allreduce -b 8 -e 4M
+  expect_rc 0
+  head -1 "$WORK/out" | grep -qF "allreduce: dtype float32, op sum, 4 ranks" || fail "header"
+  [ "$(grep -vc '^#' "$WORK/out")" -eq 20 ] || fail "expected 20 rows (8 B to 4 MiB)"
+  grep -v '^#' "$WORK/out" | awk '$(NF-1) != "0" { exit 1 }' || fail "a row has wrong elements"
+}
+
+# collectives_<group>: one group of the multirank test under every algorithm.
+case_collectives() {
+  local ranks=$1 group=$2
+  run "$ranks" "$COLLECTIVES" "$group" --counts 0,1,7,1027
+  expect_rc 0
+  grep -q "cases on $ranks ranks .*: all correct" "$WORK/out" || fail "no report of $ranks ranks, all correct"
+}
+
+# Rank, size and locality as mpirun set them, two bootstraps at once (one on
+# the env path, where HCOMM_ROOT serves one at a time).
+case_bootstrap() {
+  local count=2 ranks
+  [ "$PMIX" = pmix ] || count=1
+  for ranks in 1 3 4; do
+    run "$ranks" "$CHECK" "$count" OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_RANK \
+      OMPI_COMM_WORLD_LOCAL_SIZE
+    expect_rc 0
+    [ "$(grep -c "bootstraps checked" "$WORK/out")" -eq "$ranks" ] || fail "$ranks ranks did not all report"
+  done
+}
+
+# The fallback without PMIx: Open MPI's rank variables and HCOMM_ROOT.
+case_env_fallback() {
+  use_env_bootstrap
+  run 3 "$CHECK" 1 OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_RANK OMPI_COMM_WORLD_LOCAL_SIZE
+  expect_rc 0
+  [ "$(grep -c "bootstraps checked" "$WORK/out")" -eq 3 ] || fail "3 ranks did not all report"
+}
+
+# expect_error <text> <command...>: the command fails saying <text>.
+expect_error() {
+  local text=$1
+  shift
+  "$@" >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+  [ "$RC" -ne 0 ] || fail "'$*' succeeded, expected an error saying: $text"
+  grep -qF "$text" "$WORK/err" || fail "'$*' did not say: $text"
+}
+
+# Errors that say what is wrong and what to do.
+case_errors() {
+  expect_error "HCOMM_BOOTSTRAP='mpi' does not parse: expected auto, env or pmix" \
+    env HCOMM_BOOTSTRAP=mpi "$CHECK" 1 PATH PATH
+  if [ "$PMIX" = pmix ]; then
+    expect_error "no PMIx server started this process" env HCOMM_BOOTSTRAP=pmix "$CHECK" 1 PATH PATH
+    # PMIx variables without a server behind them.
+    expect_error "but PMIx_Init failed" env PMIX_NAMESPACE=hcomm-test PMIX_RANK=0 "$CHECK" 1 PMIX_RANK PMIX_RANK
+    grep -qF "HCOMM_BOOTSTRAP=env" "$WORK/err" || fail "the PMIx_Init error does not say what to do"
+  else
+    expect_error "built without PMIx" env HCOMM_BOOTSTRAP=pmix "$CHECK" 1 PATH PATH
+  fi
+}
+
+case "$CASE" in
+  collectives_*)
+    group=${CASE#collectives_}
+    ranks=${group%%_*}
+    case_collectives "$ranks" "${group#*_}"
+    ;;
+  *) "case_$CASE" ;;
+esac
+echo "PASS [$CASE]"
