@@ -73,12 +73,14 @@ const std::vector<Chunking> kChunkings = {
 
 // Without mapping; a host whose ranks map windows and buffers; the same with
 // a window too small for most messages, so that an algorithm must fall back
-// or decline; windows but no peer buffers.
+// or decline; windows but no peer buffers; ranks on several hosts, uneven
+// and interleaved (two ranks: one host).
 const std::vector<View> kViews = {
     {"plain", 0, 0},
     {"mapped64K", HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS, 64 * 1024},
     {"mapped256B", HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS, 256},
     {"windows64K", HCOMM_VIEW_MAPPED, 64 * 1024},
+    {"hosts", 0, 0, {0, 0, 1, 1, 0, 2, 1, 2, 0, 3, 3, 1, 2, 3, 0, 1, 2}},
 };
 
 size_t dtype_size(hcomm_dtype_t dtype) { return dtype == HCOMM_FLOAT32 ? 4 : dtype == HCOMM_INT64 ? 8 : 1; }
@@ -157,14 +159,23 @@ CallArgs::CallArgs(const Case& c) : arrays_(static_cast<size_t>(c.nranks)) {
 
 hcomm_comm_view_t comm_view(int nranks, int rank, const View& view) {
   const bool mapped = view.flags & HCOMM_VIEW_MAPPED;
-  return {.size = sizeof(hcomm_comm_view_t),
-          .rank = rank,
-          .nranks = nranks,
-          .link = {.alpha_us = 5.0, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 2e-5},
-          .flags = view.flags,
-          .window_bytes = view.window_bytes,
-          .mapped = mapped ? hcomm_link_model_t{.alpha_us = 0.5, .beta_us_per_byte = 5e-5, .gamma_us_per_byte = 2e-5}
-                           : hcomm_link_model_t{}};
+  hcomm_comm_view_t comm = {
+      .size = sizeof(hcomm_comm_view_t),
+      .rank = rank,
+      .nranks = nranks,
+      .link = {.alpha_us = 5.0, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 2e-5},
+      .flags = view.flags,
+      .window_bytes = view.window_bytes,
+      .mapped = mapped ? hcomm_link_model_t{.alpha_us = 0.5, .beta_us_per_byte = 5e-5, .gamma_us_per_byte = 2e-5}
+                       : hcomm_link_model_t{}};
+  if (view.node_of.size() < static_cast<size_t>(nranks) || nranks < 1) return comm;
+  // Hosts as the first nranks entries of node_of say, with a faster link
+  // inside each; `link` stays the slowest.
+  comm.nnodes = *std::max_element(view.node_of.begin(), view.node_of.begin() + nranks) + 1;
+  comm.node_of = view.node_of.data();
+  comm.intra = {.alpha_us = 1.0, .beta_us_per_byte = 2e-5, .gamma_us_per_byte = 2e-5};
+  comm.inter = comm.link;
+  return comm;
 }
 
 TestBuilder::TestBuilder(RankSchedule& out, const Chunking& chunking, bool reject)

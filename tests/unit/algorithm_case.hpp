@@ -44,6 +44,10 @@ struct View {
   const char* name;
   uint32_t flags;  // hcomm_view_flags_t
   uint64_t window_bytes;
+  // Each rank's host (the view's node_of, hosts numbered by lowest rank),
+  // for communicators of up to node_of.size() ranks (a prefix serves the
+  // smaller ones); a larger communicator's view leaves nnodes and node_of unset.
+  std::vector<int> node_of = {};
 };
 extern const std::vector<View> kViews;
 

@@ -1,0 +1,42 @@
+#include "cost.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "common/patterns.hpp"
+#include "common/services.hpp"
+#include "hosts.hpp"
+
+namespace hcomm::algo {
+
+std::optional<HostShape> host_shape(const hcomm_comm_view_t& view) {
+  if (view.nnodes <= 1 || !view.node_of) return std::nullopt;
+  try {
+    const Hosts hosts(view, "hierarchical cost");
+    if (hosts.count() <= 1) return std::nullopt;
+    return HostShape{.hosts = hosts.count(), .min_local = hosts.min_local(), .max_local = hosts.max_local()};
+  } catch (const hcomm::plugin::Error&) {
+    return std::nullopt;  // the build names the bad entry
+  }
+}
+
+double declined_cost() { return std::numeric_limits<double>::infinity(); }
+
+uint32_t pipeline_chunks(uint64_t bytes, size_t elem_size) {
+  const uint64_t chunk_bytes = services().setting_size("HCOMM_CHUNK_BYTES");
+  const uint64_t elements = elem_size ? bytes / elem_size : 0;
+  if (chunk_bytes == 0 || elements == 0) return 1;
+  // At most one chunk per element, and 2^16 chunks (tags carry 16 bits).
+  return static_cast<uint32_t>(
+      std::min<uint64_t>({(bytes + chunk_bytes - 1) / chunk_bytes, elements, uint64_t{1} << 16}));
+}
+
+double ring_level(int members, double messages, double bytes, double alpha, double per_byte) {
+  return (members - 1) * (messages * alpha + bytes * per_byte);
+}
+
+double tree_level(int members, double bytes, uint32_t chunks, double alpha, double per_byte) {
+  return ceil_log2(members) * (chunks * alpha + bytes * per_byte);
+}
+
+}  // namespace hcomm::algo
