@@ -1,0 +1,37 @@
+// Settings of the UCX transport: declared once (the plugin header lists them
+// for hcomm-info) and read through the core's services. UCX's own UCX_*
+// variables keep working; these only override them where set.
+#pragma once
+
+#include <string>
+
+#include "hcomm/plugin/util.hpp"
+
+namespace hcomm::ucx {
+
+inline constexpr hcomm_setting_decl_t kSettings[] = {
+    {.name = "HCOMM_UCX_TLS",
+     .type = HCOMM_SETTING_STRING,
+     .default_value = "",
+     .doc = "UCX transports, as UCX_TLS (e.g. sm,self or tcp,self); empty: UCX_TLS or UCX's default"},
+    {.name = "HCOMM_UCX_NET_DEVICES",
+     .type = HCOMM_SETTING_STRING,
+     .default_value = "",
+     .doc = "UCX network devices, as UCX_NET_DEVICES (e.g. lo or mlx5_0:1); empty: UCX_NET_DEVICES or all"},
+    {.name = "HCOMM_UCX_KEEPALIVE_MS",
+     .type = HCOMM_SETTING_INT,
+     .default_value = "250",
+     .doc = "milliseconds between UCX keepalive checks of a peer on another host (UCX_KEEPALIVE_INTERVAL); "
+            "0: UCX's own interval"},
+};
+
+struct Config {
+  std::string tls;
+  std::string net_devices;
+  long long keepalive_ms = 250;
+
+  // Reads and range-checks the settings; HCOMM_ERR_CONFIG names the bad one.
+  static Config read(const plugin::Services& services);
+};
+
+}  // namespace hcomm::ucx
