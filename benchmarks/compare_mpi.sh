@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# HComm against Open MPI and MPICH on this machine: allreduce of float32 sum,
+# 2 ranks, 8 B to 64 MiB by powers of 2, printed as one markdown table.
+#
+#   benchmarks/compare_mpi.sh [BUILD]      (BUILD: HComm's build folder, default build)
+#
+# All three run benchmarks/mpi/allreduce_bench.c, the same timing loop (a
+# second of small calls to settle, then per size WARMUP untimed calls and
+# the median of ITERS calls timed one by one):
+# HComm through its C API under hcomm-run over shared memory, with the
+# selector's default choice of algorithm; the MPIs compiled with their own
+# mpicc and started by their own launchers, with their default transports.
+# hcomm-perf then runs the same sweep with every element checked; its columns
+# are its own statistic (the mean of the timed calls, for reference), its
+# wrong elements, and the algorithm the library chose.
+#
+# Installs nothing; needs Open MPI (Debian: openmpi-bin libopenmpi-dev) and
+# MPICH (mpich libmpich-dev). Environment: WARMUP (10), ITERS (50),
+# MAX_BYTES (64M). Run it on a quiet machine: small sizes are sensitive to load.
+set -euo pipefail
+
+build=$(realpath "${1:-build}")
+root=$(cd "$(dirname "$0")/.." && pwd)
+warmup=${WARMUP:-10}
+iters=${ITERS:-50}
+max_bytes=${MAX_BYTES:-64M}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+for tool in "$build/bin/hcomm-run" "$build/bin/hcomm-perf" "$build/lib/libhcomm.so"; do
+  [[ -e $tool ]] || { echo "compare_mpi.sh: $tool is missing: build HComm first (cmake --build $build)" >&2; exit 1; }
+done
+missing=()
+command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null || missing+=(openmpi-bin libopenmpi-dev)
+command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null || missing+=(mpich libmpich-dev)
+if ((${#missing[@]})); then
+  echo "compare_mpi.sh: missing MPI installations; on Debian: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+
+bench=$root/benchmarks/mpi/allreduce_bench.c
+args=(8 "$max_bytes" "$warmup" "$iters")
+cflags=(-std=c11 -O2 -Wall -Wextra)
+mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
+mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
+cc "${cflags[@]}" -DBENCH_HCOMM -I"$root/include" -o "$work/bench.hcomm" "$bench" -L"$build/lib" -lhcomm \
+  -Wl,-rpath,"$build/lib"
+
+# Open MPI refuses root unless told, and 2 ranks bound to cores would differ from the others' placement.
+ompi_flags=(--bind-to none --oversubscribe)
+[[ $(id -u) -eq 0 ]] && ompi_flags+=(--allow-run-as-root)
+
+# run NAME COMMAND...: the command's output in $work/NAME; a failure stops the comparison.
+run() {
+  local name=$1
+  shift
+  "$@" >"$work/$name" 2>"$work/$name.err" || {
+    echo "compare_mpi.sh: the $name run failed:" >&2
+    cat "$work/$name.err" >&2
+    exit 1
+  }
+}
+run hcomm env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n 2 "$work/bench.hcomm" "${args[@]}"
+run openmpi mpirun.openmpi "${ompi_flags[@]}" -n 2 "$work/bench.openmpi" "${args[@]}"
+run mpich mpiexec.mpich -n 2 "$work/bench.mpich" "${args[@]}"
+run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n 2 "$build/bin/hcomm-perf" -c allreduce -d float32 -o sum \
+  -b 8 -e "$max_bytes" -f 2 -w "$warmup" -n "$iters"
+
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r);" \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); $(mpirun.openmpi --version | head -1);" \
+  "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')"
+echo "2 ranks, allreduce of float32 sum; times in microseconds, the median of $iters calls after $warmup warm-ups" \
+  "(the slowest rank's)."
+echo
+echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+# Rows of each run, in sweep order: size and median (the benchmark); size,
+# mean, wrong elements and algorithm (hcomm-perf).
+rows() { awk '!/^#/ { print $1, $2 }' "$work/$1"; }
+paste -d' ' <(rows hcomm) <(rows openmpi) <(rows mpich) <(awk '!/^#/ && NF >= 9 { print $1, $6, $9, (NF >= 10 ? $10 : "-") }' "$work/perf") |
+  awk '$1 != $3 || $1 != $5 || $1 != $7 { print "compare_mpi.sh: the runs swept different sizes: " $0 > "/dev/stderr"; exit 1 }
+       { faster = $4 < $6 ? $4 : $6
+         printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f (%s) | %s |\n", $1, $2, $4, $6, $2 / faster, $8, $9, $10 }'

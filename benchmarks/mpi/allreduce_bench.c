@@ -1,0 +1,178 @@
+/* Allreduce of float32 sum over a sweep of sizes, one program for MPI and
+ * HComm so that both are timed by the same loop: powers of 2 from MIN to MAX
+ * bytes, WARMUP untimed calls, then ITERS calls timed one by one, back to
+ * back. Per size, rank 0 prints the size in bytes, the median and the mean
+ * of the timed calls in microseconds (each the largest over the ranks).
+ * Buffers are allocated and touched once, and the ranks settle for a second
+ * of small calls, before the sweep; after the timed calls of each size one
+ * more call is checked element by element.
+ *
+ *   mpicc allreduce_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS]
+ *   cc -DBENCH_HCOMM allreduce_bench.c -lhcomm; hcomm-run -n 2 a.out [...]
+ *
+ * Defaults 8 64M 10 50; sizes take K, M, G suffixes (powers of 1024).
+ */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The few calls the benchmark makes, for each library; quit ends every rank. */
+static void quit(int code) __attribute__((noreturn));
+#ifdef BENCH_HCOMM
+#include <hcomm/hcomm.h>
+#include <time.h>
+
+static hcomm_comm_t comm;
+
+static void checked(hcomm_result_t rc, const char* call) {
+  if (rc == HCOMM_SUCCESS) return;
+  fprintf(stderr, "%s failed: %s: %s\n", call, hcomm_result_string(rc), hcomm_get_last_error());
+  exit(1);
+}
+static void start(int* argc, char*** argv, int* rank, int* nranks) {
+  (void)argc, (void)argv;
+  checked(hcomm_comm_init_env(&comm), "hcomm_comm_init_env");
+  checked(hcomm_comm_rank(comm, rank), "hcomm_comm_rank");
+  checked(hcomm_comm_size(comm, nranks), "hcomm_comm_size");
+}
+static void allreduce_floats(const float* send, float* recv, size_t count) {
+  checked(hcomm_allreduce(send, recv, count, HCOMM_FLOAT32, HCOMM_SUM, comm, NULL), "hcomm_allreduce");
+}
+static void max_doubles(const double* in, double* out, int n) {
+  checked(hcomm_allreduce(in, out, (size_t)n, HCOMM_FLOAT64, HCOMM_MAX, comm, NULL), "hcomm_allreduce");
+}
+static void sum_longs(const long* in, long* out) {
+  checked(hcomm_allreduce(in, out, 1, HCOMM_INT64, HCOMM_SUM, comm, NULL), "hcomm_allreduce");
+}
+static void barrier(void) { checked(hcomm_barrier(comm, NULL), "hcomm_barrier"); }
+static double seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static void stop(void) { checked(hcomm_comm_destroy(comm), "hcomm_comm_destroy"); }
+static void quit(int code) { exit(code); }
+#else
+#include <mpi.h>
+
+static void start(int* argc, char*** argv, int* rank, int* nranks) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, nranks);
+}
+static void allreduce_floats(const float* send, float* recv, size_t count) {
+  MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+static void max_doubles(const double* in, double* out, int n) {
+  MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+static void sum_longs(const long* in, long* out) { MPI_Allreduce(in, out, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD); }
+static void barrier(void) { MPI_Barrier(MPI_COMM_WORLD); }
+static double seconds(void) { return MPI_Wtime(); }
+static void stop(void) { MPI_Finalize(); }
+static void quit(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  exit(code);
+}
+#endif
+
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Argument i as a number with an optional K, M or G suffix; -1 if it is not one. */
+static long arg(int argc, char** argv, int i, long fallback) {
+  if (argc <= i) return fallback;
+  char* end = NULL;
+  const long v = strtol(argv[i], &end, 10);
+  switch (*end) {
+    case 'K': return v << 10;
+    case 'M': return v << 20;
+    case 'G': return v << 30;
+    case '\0': return end == argv[i] ? -1 : v;
+    default: return -1;
+  }
+}
+
+/* Calls of one element for at least `duration` seconds (the slowest rank's
+ * clock decides), so that the sweep measures processes that the scheduler has
+ * settled on their cores: on a busy host, ranks may share a core for their
+ * first fraction of a second. */
+static void settle(double duration) {
+  const float x = 1;
+  float y;
+  const double start = seconds();
+  for (double more = 1; more > 0;) {
+    for (int i = 0; i < 100; ++i) allreduce_floats(&x, &y, 1);
+    const double mine = seconds() - start < duration;
+    max_doubles(&mine, &more, 1);
+  }
+}
+
+/* Each rank contributes rank + 1 + (i mod 7): small integers, so that the sum
+ * is exact in float32 whatever the order. Returns the wrong elements. */
+static long check(float* send, float* recv, size_t count, int rank, int nranks) {
+  for (size_t i = 0; i < count; ++i) send[i] = (float)(rank + 1 + (int)(i % 7));
+  allreduce_floats(send, recv, count);
+  long wrong = 0;
+  for (size_t i = 0; i < count; ++i) wrong += recv[i] != (float)(nranks * (nranks + 1) / 2 + nranks * (int)(i % 7));
+  return wrong;
+}
+
+int main(int argc, char** argv) {
+  int rank = 0, nranks = 1;
+  start(&argc, &argv, &rank, &nranks);
+  const long min_bytes = arg(argc, argv, 1, 8), max_bytes = arg(argc, argv, 2, 64L << 20);
+  const long warmup = arg(argc, argv, 3, 10), iters = arg(argc, argv, 4, 50);
+  if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1) {
+    if (rank == 0) fprintf(stderr, "usage: allreduce_bench [MIN MAX WARMUP ITERS] (MIN >= 4 bytes, ITERS >= 1)\n");
+    quit(2);
+  }
+  float* send = malloc((size_t)max_bytes);
+  float* recv = malloc((size_t)max_bytes);
+  double* times = malloc(sizeof(double) * (size_t)iters);
+  if (!send || !recv || !times) {
+    fprintf(stderr, "rank %d: cannot allocate two buffers of %ld bytes\n", rank, max_bytes);
+    quit(1);
+  }
+  memset(send, 0, (size_t)max_bytes);
+  memset(recv, 0, (size_t)max_bytes);
+  settle(1.0);
+  if (rank == 0) printf("# %d ranks; size(B) median(us) mean(us), the largest over the ranks\n", nranks);
+  long wrong = 0;
+  for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+    const size_t count = (size_t)bytes / sizeof(float);
+    barrier();
+    double total = 0;
+    for (long it = 0; it < warmup + iters; ++it) {
+      const double t0 = seconds();
+      allreduce_floats(send, recv, count);
+      const double elapsed = seconds() - t0;
+      if (it >= warmup) {
+        times[it - warmup] = elapsed;
+        total += elapsed;
+      }
+    }
+    const double mine[2] = {median(times, (int)iters) * 1e6, total / (double)iters * 1e6};
+    double slowest[2];
+    max_doubles(mine, slowest, 2);
+    wrong += check(send, recv, count, rank, nranks);
+    if (rank == 0) printf("%ld %.3f %.3f\n", bytes, slowest[0], slowest[1]);
+    fflush(stdout);
+  }
+  long all_wrong = 0;
+  sum_longs(&wrong, &all_wrong);
+  if (rank == 0 && all_wrong) fprintf(stderr, "allreduce_bench: %ld wrong elements\n", all_wrong);
+  free(times);
+  free(recv);
+  free(send);
+  stop();
+  return all_wrong ? 1 : 0;
+}
