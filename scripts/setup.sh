@@ -5,6 +5,11 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libboost-dev libgtest-dev iproute2 procps)
+packages+=(libhwloc-dev)  # the topology module: CPU bindings, NUMA nodes, NICs
+packages+=(libpmix-dev openmpi-bin)  # the PMIx bootstrap; tests/launch starts ranks with mpirun
+packages+=(libibverbs-dev rdma-core)  # the verbs transport (skipped without libibverbs)
+packages+=(libfabric-dev libfabric-bin)  # the ofi transport (skipped without libfabric); fi_pingpong
+packages+=(libucx-dev)  # the ucx transport (skipped without UCX)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -49,6 +49,8 @@ std::vector<Decl> core_settings() {
       d("HCOMM_SECRET", HCOMM_SETTING_STRING, "", "The job's secret (32 hex digits) that rendezvous clients present."),
       d("HCOMM_BOOTSTRAP_ADDR", HCOMM_SETTING_STRING, "",
         "IPv4 address the rendezvous of hcomm_get_unique_id listens on; empty: the first non-loopback one."),
+      d("HCOMM_BOOTSTRAP", HCOMM_SETTING_STRING, "auto",
+        "How a rank finds its job: auto, pmix (the PMIx server of mpirun or srun) or env (HCOMM_ROOT)."),
       d("HCOMM_TIMEOUT", HCOMM_SETTING_DOUBLE, "30",
         "Seconds a call may wait on a peer before it fails naming the peer."),
       d("HCOMM_PLUGIN_PATH", HCOMM_SETTING_STRING, "", "Extra plugin folders, colon separated, searched first."),
@@ -58,6 +60,8 @@ std::vector<Decl> core_settings() {
         "Link parameters measured by hcomm-perf --calibrate, used by the selector's cost model."),
       d("HCOMM_WINDOW_BYTES", HCOMM_SETTING_SIZE, "1M",
         "Per-rank shared window of ranks that map each other's memory (direct algorithms); 0 turns it off."),
+      d("HCOMM_TOPO_FILE", HCOMM_SETTING_STRING, "",
+        "A topology (JSON, as hcomm-topo --dump writes it) to use instead of discovering hosts, NUMA nodes and NICs."),
   };
   Decl transports = d("HCOMM_TRANSPORTS", HCOMM_SETTING_STRING, "",
                       "Transports allowed: 'shm,tcp' (only these) or '^shm' (all but these); empty: all.");
