@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "common/call.hpp"
+#include "common/descriptor.hpp"
 #include "hcomm/plugin/algorithm.h"
 #include "hosts.hpp"
 
@@ -38,20 +39,5 @@ using HierBuildFn = void (*)(const HierCall& call, ScheduleWriter& out);
 hcomm_result_t run_hierarchical(const char* algorithm, hcomm_coll_t coll, const hcomm_coll_args_t* args,
                                 const hcomm_comm_view_t* comm, hcomm_schedule_builder_t* builder,
                                 HierBuildFn build) noexcept;
-
-constexpr hcomm_algorithm_desc_t hier_algorithm(const char* name, hcomm_coll_t coll,
-                                                decltype(hcomm_algorithm_desc_t::cost) cost,
-                                                decltype(hcomm_algorithm_desc_t::build) build) {
-  return {.size = sizeof(hcomm_algorithm_desc_t),
-          .name = name,
-          .colls = 1u << coll,
-          .mem_kinds = HCOMM_MEM_HOST | HCOMM_MEM_CUDA,
-          .min_bytes = 0,
-          .max_bytes = UINT64_MAX,
-          .min_ranks = 1,
-          .max_ranks = kMaxRanks,
-          .cost = cost,
-          .build = build};
-}
 
 }  // namespace hcomm::algo

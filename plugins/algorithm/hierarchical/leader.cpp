@@ -129,10 +129,10 @@ hcomm_result_t broadcast_build(const hcomm_coll_args_t* args, const hcomm_comm_v
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kHierLeaderAllreduce =
-    hier_algorithm("hier_leader", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build);
+    any_size_algorithm("hier_leader", HCOMM_COLL_ALLREDUCE, allreduce_cost, allreduce_build, kMaxRanks);
 constinit const hcomm_algorithm_desc_t kHierReduce =
-    hier_algorithm("hier_leader", HCOMM_COLL_REDUCE, reduce_cost, reduce_build);
+    any_size_algorithm("hier_leader", HCOMM_COLL_REDUCE, reduce_cost, reduce_build, kMaxRanks);
 constinit const hcomm_algorithm_desc_t kHierBroadcast =
-    hier_algorithm("hier_leader", HCOMM_COLL_BROADCAST, broadcast_cost, broadcast_build);
+    any_size_algorithm("hier_leader", HCOMM_COLL_BROADCAST, broadcast_cost, broadcast_build, kMaxRanks);
 
 }  // namespace hcomm::algo

@@ -248,12 +248,12 @@ hcomm_result_t reduce_scatter_v_build(const hcomm_coll_args_t* args, const hcomm
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kHierAllgather =
-    hier_algorithm("hier_ring", HCOMM_COLL_ALLGATHER, allgather_cost, allgather_build);
+    any_size_algorithm("hier_ring", HCOMM_COLL_ALLGATHER, allgather_cost, allgather_build, kMaxRanks);
 constinit const hcomm_algorithm_desc_t kHierAllgatherv =
-    hier_algorithm("hier_ring", HCOMM_COLL_ALLGATHERV, allgather_cost, allgatherv_build);
+    any_size_algorithm("hier_ring", HCOMM_COLL_ALLGATHERV, allgather_cost, allgatherv_build, kMaxRanks);
 constinit const hcomm_algorithm_desc_t kHierReduceScatter =
-    hier_algorithm("hier_ring", HCOMM_COLL_REDUCE_SCATTER, reduce_scatter_cost, reduce_scatter_build);
+    any_size_algorithm("hier_ring", HCOMM_COLL_REDUCE_SCATTER, reduce_scatter_cost, reduce_scatter_build, kMaxRanks);
 constinit const hcomm_algorithm_desc_t kHierReduceScatterV =
-    hier_algorithm("hier_ring", HCOMM_COLL_REDUCE_SCATTER_V, reduce_scatter_cost, reduce_scatter_v_build);
+    any_size_algorithm("hier_ring", HCOMM_COLL_REDUCE_SCATTER_V, reduce_scatter_cost, reduce_scatter_v_build, kMaxRanks);
 
 }  // namespace hcomm::algo

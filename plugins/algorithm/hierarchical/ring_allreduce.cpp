@@ -134,6 +134,6 @@ hcomm_result_t hier_ring_build(const hcomm_coll_args_t* args, const hcomm_comm_v
 }  // namespace
 
 constinit const hcomm_algorithm_desc_t kHierRingAllreduce =
-    hier_algorithm("hier_ring", HCOMM_COLL_ALLREDUCE, hier_ring_cost, hier_ring_build);
+    any_size_algorithm("hier_ring", HCOMM_COLL_ALLREDUCE, hier_ring_cost, hier_ring_build, kMaxRanks);
 
 }  // namespace hcomm::algo
