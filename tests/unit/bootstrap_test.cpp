@@ -481,6 +481,7 @@ TEST(Bootstrap, EnvironmentErrorsNameTheVariable) {
     }
     ::setenv("HCOMM_TIMEOUT", "0", 1);
     expect_config_error("HCOMM_TIMEOUT=0: expected a number of seconds greater than 0");
+    ::unsetenv("HCOMM_TIMEOUT");
     clear_job_environment();
     ::setenv("PMI_RANK", "x", 1);
     ::setenv("PMI_SIZE", "4", 1);

@@ -76,7 +76,7 @@ hcomm_result_t ofi_properties(void* ctx, hcomm_transport_props_t* props) {
         .bandwidth_gbps = host_local ? 8.0 : 1.25,
         .latency_us = host_local ? 1.0 : 20.0,
         .overhead_us = host_local ? 0.5 : 2.0,
-        .priority = 5,  // below the native shm transport, above plain sockets, on equal scores
+        .priority = -5,  // below the native shm and tcp transports on equal scores
         .max_message = std::numeric_limits<uint64_t>::max(),
     };
   });

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,13 @@
 namespace hcomm::shm {
 
 namespace {
+
+// mremap(MREMAP_FIXED) by system call: libraries that hook mremap (UCX's
+// memory events) may drop its fifth argument, the target address.
+void* move_pages(void* from, size_t len, void* to) {
+  return reinterpret_cast<void*>(::syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to));
+}
+
 
 constexpr uint32_t kBlobMagic = 0x4d454d48;  // "HMEM"
 constexpr uint32_t kBlobVersion = 1;
@@ -154,7 +162,7 @@ Region* Region::enroll(void* ptr, size_t bytes) {
     return unmappable();
   }
   std::memcpy(staging, reinterpret_cast<void*>(first), len);
-  if (::mremap(staging, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(first)) == MAP_FAILED) {
+  if (move_pages(staging, len, reinterpret_cast<void*>(first)) == MAP_FAILED) {
     ::munmap(staging, len);
     ::close(fd);
     return unmappable();
@@ -179,7 +187,7 @@ void Region::restore_pages() {
   void* fresh = ::mmap(nullptr, file_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (fresh == MAP_FAILED) system_error("restoring registered memory", file_bytes_);
   std::memcpy(fresh, data_, file_bytes_);
-  if (::mremap(fresh, file_bytes_, file_bytes_, MREMAP_MAYMOVE | MREMAP_FIXED, data_) == MAP_FAILED) {
+  if (move_pages(fresh, file_bytes_, data_) == MAP_FAILED) {
     ::munmap(fresh, file_bytes_);
     system_error("restoring registered memory", file_bytes_);
   }

@@ -37,7 +37,7 @@ struct LinkEstimate {
 // (MACHINE-NOTES.md): shared memory 10 GB/s and 0.18 us, to which the
 // plugin's own matching and progress add; tcp on loopback 4.9 GB/s, 6 us.
 // The shared-memory figure equals the shm transport's estimate, so the core's
-// tie-break (priority) keeps shm for pairs of one host when both are loaded.
+// tie-break (priority, below shm and tcp) keeps the native transports.
 constexpr LinkEstimate kSharedMemory{10.0, 0.5};
 constexpr LinkEstimate kTcpLoopback{4.9, 6.0};
 // Not measured here (no such network): a typical 100 Gb/s InfiniBand link,

@@ -59,7 +59,7 @@ hcomm_result_t ucx_properties(void* ctx, hcomm_transport_props_t* props) {
         .bandwidth_gbps = best.bandwidth_gbps,
         .latency_us = best.latency_us,
         .overhead_us = 0.5,
-        .priority = 5,
+        .priority = -5,  // below the native shm and tcp transports on equal scores
         .max_message = std::numeric_limits<uint64_t>::max(),
     };
   });
