@@ -22,21 +22,38 @@ bool all_mandatory(const hcomm_transport_v1_t* t) {
          HCOMM_IFACE_HAS(t, test) && HCOMM_IFACE_HAS(t, progress);
 }
 
-// Every loaded transport plugin, initialised once; failures are logged and skipped.
-std::vector<std::unique_ptr<Transport>>& initialised() {
-  static std::once_flag once;
-  static std::vector<std::unique_ptr<Transport>> list;
-  std::call_once(once, [] {
-    for (const plugin::PluginInfo& p : plugin::discovered()) {
-      if (!p.loaded() || p.header->kind != HCOMM_PLUGIN_TRANSPORT) continue;
-      try {
-        list.push_back(std::make_unique<Transport>(p.header, p.path));
-      } catch (const Error& e) {
-        HCOMM_WARN(NET, "transport %s unusable: %s", p.expected_name.c_str(), e.what());
-      }
-    }
-  });
+// Every loaded transport plugin, each initialised the first time a
+// communicator may use it: one that HCOMM_TRANSPORTS leaves out never starts
+// (no library start-up cost, no threads or sockets of its own).
+struct Slot {
+  const plugin::PluginInfo* info;
+  std::unique_ptr<Transport> transport;
+  bool tried = false;
+};
+
+std::mutex slots_mutex;
+
+std::vector<Slot>& slots() {
+  static std::vector<Slot> list = [] {
+    std::vector<Slot> out;
+    for (const plugin::PluginInfo& p : plugin::discovered())
+      if (p.loaded() && p.header->kind == HCOMM_PLUGIN_TRANSPORT) out.push_back({.info = &p});
+    return out;
+  }();
   return list;
+}
+
+// The slot's transport, initialised on first use; nullptr (logged) where init fails.
+Transport* started(Slot& slot) {
+  if (!slot.tried) {
+    slot.tried = true;
+    try {
+      slot.transport = std::make_unique<Transport>(slot.info->header, slot.info->path);
+    } catch (const Error& e) {
+      HCOMM_WARN(NET, "transport %s unusable: %s", slot.info->expected_name.c_str(), e.what());
+    }
+  }
+  return slot.transport.get();
 }
 
 }  // namespace
@@ -94,26 +111,24 @@ Filter parse_filter(const std::string& text) {
 
 Allowed allowed() {
   Filter f = parse_filter(settings::get_string("HCOMM_TRANSPORTS"));
-  auto& all = initialised();
+  std::lock_guard lock(slots_mutex);
+  auto& all = slots();
   std::string loaded;
-  for (auto& t : all) loaded += (loaded.empty() ? "" : ", ") + t->name();
-  auto find = [&](const std::string& n) -> Transport* {
-    for (auto& t : all)
-      if (t->name() == n) return t.get();
-    return nullptr;
-  };
+  for (const Slot& s : all) loaded += (loaded.empty() ? "" : ", ") + std::string(s.info->header->name);
   Allowed out{{}, !f.exclude && !f.names.empty()};
   if (out.ordered) {
     for (const std::string& n : f.names) {
-      Transport* t = find(n);
+      auto slot = std::find_if(all.begin(), all.end(), [&](const Slot& s) { return n == s.info->header->name; });
+      Transport* t = slot == all.end() ? nullptr : started(*slot);
       if (!t)
-        HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TRANSPORTS names transport '%s', which is not loaded (loaded: %s)",
-                    n.c_str(), loaded.empty() ? "none" : loaded.c_str());
+        HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TRANSPORTS names transport '%s', which is not loaded or did not start "
+                    "(loaded: %s)", n.c_str(), loaded.empty() ? "none" : loaded.c_str());
       out.transports.push_back(t);
     }
   } else {
-    for (auto& t : all)
-      if (std::find(f.names.begin(), f.names.end(), t->name()) == f.names.end()) out.transports.push_back(t.get());
+    for (Slot& s : all)
+      if (std::find(f.names.begin(), f.names.end(), s.info->header->name) == f.names.end())
+        if (Transport* t = started(s)) out.transports.push_back(t);
   }
   if (out.transports.empty())
     HCOMM_THROW(HCOMM_ERR_CONFIG, "no transport left to use (loaded: %s; HCOMM_TRANSPORTS='%s'); see hcomm-info",
@@ -121,9 +136,13 @@ Allowed allowed() {
   return out;
 }
 
+// One that already runs if any maps memory; else the first that does once started.
 Transport* memory_transport() {
-  for (auto& t : initialised())
-    if (t->maps_memory()) return t.get();
+  std::lock_guard lock(slots_mutex);
+  for (Slot& s : slots())
+    if (s.transport && s.transport->maps_memory()) return s.transport.get();
+  for (Slot& s : slots())
+    if (Transport* t = started(s); t && t->maps_memory()) return t;
   return nullptr;
 }
 
