@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <iterator>
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
@@ -38,35 +36,6 @@ hcomm_link_model_t model_of(double bandwidth_gbps, double latency_us) {
   return {.alpha_us = latency_us,
           .beta_us_per_byte = bandwidth_gbps > 0 ? 1.0 / (bandwidth_gbps * 1e3) : 0,
           .gamma_us_per_byte = 1.0 / 20e3};  // about 20 GB/s of reduction traffic on one core
-}
-
-// HCOMM_TRANSPORTS when set (it wins over the communicator's config), else
-// the config's filter applied to every loaded transport.
-transport::Allowed allowed_transports(const std::string& spec) {
-  transport::Allowed all = transport::allowed();
-  if (std::getenv("HCOMM_TRANSPORTS") || spec.empty()) return all;
-  const transport::Filter f = transport::parse_filter(spec);
-  auto named = [&](const transport::Transport* t) {
-    return std::find(f.names.begin(), f.names.end(), t->name()) != f.names.end();
-  };
-  transport::Allowed out{{}, !f.exclude};
-  if (f.exclude) {
-    std::copy_if(all.transports.begin(), all.transports.end(), std::back_inserter(out.transports),
-                 [&](const transport::Transport* t) { return !named(t); });
-  } else {
-    for (const std::string& n : f.names) {
-      auto it = std::find_if(all.transports.begin(), all.transports.end(),
-                             [&](const transport::Transport* t) { return t->name() == n; });
-      if (it == all.transports.end())
-        HCOMM_THROW(HCOMM_ERR_CONFIG, "the communicator's transports '%s' name transport '%s', which is not loaded",
-                    spec.c_str(), n.c_str());
-      out.transports.push_back(*it);
-    }
-  }
-  if (out.transports.empty())
-    HCOMM_THROW(HCOMM_ERR_CONFIG, "the communicator's transports '%s' leave no transport to use; see hcomm-info",
-                spec.c_str());
-  return out;
 }
 
 }  // namespace
@@ -132,7 +101,7 @@ void Peers::release() {
 }
 
 void Peers::open_nets(const std::array<uint8_t, 16>& key, const std::string& transports) {
-  transport::Allowed allowed = allowed_transports(transports);
+  transport::Allowed allowed = transport::allowed(transports);
   ordered_ = allowed.ordered;
   hcomm_transport_open_args_t args{.size = sizeof(hcomm_transport_open_args_t), .rank = rank_, .nranks = size_, .comm_key = {}};
   std::memcpy(args.comm_key, key.data(), key.size());

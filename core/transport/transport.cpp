@@ -6,7 +6,6 @@
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
-#include "core/common/settings.hpp"
 #include "core/plugin/loader.hpp"
 #include "core/plugin/services.hpp"
 
@@ -109,8 +108,8 @@ Filter parse_filter(const std::string& text) {
   return f;
 }
 
-Allowed allowed() {
-  Filter f = parse_filter(settings::get_string("HCOMM_TRANSPORTS"));
+Allowed allowed(const std::string& spec) {
+  Filter f = parse_filter(spec);
   std::lock_guard lock(slots_mutex);
   auto& all = slots();
   std::string loaded;
@@ -121,8 +120,10 @@ Allowed allowed() {
       auto slot = std::find_if(all.begin(), all.end(), [&](const Slot& s) { return n == s.info->header->name; });
       Transport* t = slot == all.end() ? nullptr : started(*slot);
       if (!t)
-        HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TRANSPORTS names transport '%s', which is not loaded or did not start "
-                    "(loaded: %s)", n.c_str(), loaded.empty() ? "none" : loaded.c_str());
+        HCOMM_THROW(HCOMM_ERR_CONFIG,
+                    "the communicator's transports '%s' name transport '%s', which is not loaded or did not start "
+                    "(loaded: %s; the list comes from HCOMM_TRANSPORTS or hcomm_config_t.transports)",
+                    spec.c_str(), n.c_str(), loaded.empty() ? "none" : loaded.c_str());
       out.transports.push_back(t);
     }
   } else {
@@ -131,8 +132,8 @@ Allowed allowed() {
         if (Transport* t = started(s)) out.transports.push_back(t);
   }
   if (out.transports.empty())
-    HCOMM_THROW(HCOMM_ERR_CONFIG, "no transport left to use (loaded: %s; HCOMM_TRANSPORTS='%s'); see hcomm-info",
-                loaded.empty() ? "none" : loaded.c_str(), settings::raw("HCOMM_TRANSPORTS").c_str());
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "the communicator's transports '%s' leave no transport to use (loaded: %s); see hcomm-info",
+                spec.c_str(), loaded.empty() ? "none" : loaded.c_str());
   return out;
 }
 

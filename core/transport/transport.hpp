@@ -46,9 +46,10 @@ struct Allowed {
   std::vector<Transport*> transports;
   bool ordered;  // true: the user's order is the preference, else link scores decide
 };
-// The transports this process may use; throws if HCOMM_TRANSPORTS names one
-// that is not loaded, or if none is left.
-Allowed allowed();
+// The transports `spec` allows (HCOMM_TRANSPORTS grammar; the communicator's
+// list, its config or the environment), each started on first use; throws
+// if it names one that is not loaded, or if none is left.
+Allowed allowed(const std::string& spec);
 
 // The first loaded transport that maps memory (hcomm_mem_alloc), or nullptr.
 Transport* memory_transport();
