@@ -27,32 +27,12 @@ if [ -z "$MPIRUN" ] && [ "$CASE" != errors ]; then
   exit 77
 fi
 
-export HCOMM_BOOTSTRAP_ADDR=127.0.0.1 HCOMM_TCP_IF_ADDR=127.0.0.1 HCOMM_TIMEOUT=60
-unset HCOMM_RANK HCOMM_SIZE HCOMM_LOCAL_RANK HCOMM_LOCAL_SIZE HCOMM_ROOT HCOMM_SECRET HCOMM_BOOTSTRAP
+source "$(dirname "$0")/common.sh"
 
-# A loopback port that nothing listens on now.
-free_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 30000))
-    [ -z "$(ss -Hltn "sport = :$port")" ] && break
-  done
-  echo "$port"
-}
-
-fail() {
-  echo "FAIL [$CASE]: $*" >&2
-  echo "--- stdout" >&2; cat "$WORK/out" >&2 2>/dev/null
-  echo "--- stderr" >&2; cat "$WORK/err" >&2 2>/dev/null
-  exit 1
-}
-
-# A fresh rendezvous for the env path: a port the kernel just handed out and
-# a random secret.
+# Without PMIx: HCOMM_ROOT and Open MPI's rank variables.
 use_env_bootstrap() {
-  local port
-  port=$(free_port)
-  export HCOMM_BOOTSTRAP=env HCOMM_ROOT=127.0.0.1:$port HCOMM_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  use_env_rendezvous
+  export HCOMM_BOOTSTRAP=env
 }
 [ "$PMIX" = pmix ] || use_env_bootstrap
 

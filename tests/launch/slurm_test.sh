@@ -27,25 +27,7 @@ if [ "$CASE" != env_fallback ] && ! srun --mpi=list 2>&1 | grep -qw pmix; then
   exit 77
 fi
 
-export HCOMM_BOOTSTRAP_ADDR=127.0.0.1 HCOMM_TCP_IF_ADDR=127.0.0.1 HCOMM_TIMEOUT=60
-unset HCOMM_RANK HCOMM_SIZE HCOMM_LOCAL_RANK HCOMM_LOCAL_SIZE HCOMM_ROOT HCOMM_SECRET HCOMM_BOOTSTRAP
-
-# A loopback port that nothing listens on now.
-free_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 30000))
-    [ -z "$(ss -Hltn "sport = :$port")" ] && break
-  done
-  echo "$port"
-}
-
-fail() {
-  echo "FAIL [$CASE]: $*" >&2
-  echo "--- stdout" >&2; cat "$WORK/out" >&2 2>/dev/null
-  echo "--- stderr" >&2; cat "$WORK/err" >&2 2>/dev/null
-  exit 1
-}
+source "$(dirname "$0")/common.sh"
 
 # run <mpi plugin> <ranks> <program and arguments...>: sets RC. All ranks on
 # one host, so SLURM_NTASKS is the local size too.
@@ -77,9 +59,7 @@ case_perf() {
 }
 
 case_env_fallback() {
-  local port
-  port=$(free_port)
-  export HCOMM_ROOT=127.0.0.1:$port HCOMM_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  use_env_rendezvous
   run none 3 "$CHECK" 1 SLURM_PROCID SLURM_NTASKS
   expect_reports 3
 }

@@ -1,0 +1,29 @@
+# What the launch tests share; sourced after CASE and WORK are set.
+
+export HCOMM_BOOTSTRAP_ADDR=127.0.0.1 HCOMM_TCP_IF_ADDR=127.0.0.1 HCOMM_TIMEOUT=60
+unset HCOMM_RANK HCOMM_SIZE HCOMM_LOCAL_RANK HCOMM_LOCAL_SIZE HCOMM_ROOT HCOMM_SECRET HCOMM_BOOTSTRAP
+
+# A loopback port that nothing listens on now.
+free_port() {
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 30000))
+    [ -z "$(ss -Hltn "sport = :$port")" ] && break
+  done
+  echo "$port"
+}
+
+fail() {
+  echo "FAIL [$CASE]: $*" >&2
+  echo "--- stdout" >&2; cat "$WORK/out" >&2 2>/dev/null
+  echo "--- stderr" >&2; cat "$WORK/err" >&2 2>/dev/null
+  exit 1
+}
+
+# A fresh rendezvous for ranks that find each other without PMIx: a free
+# port and a random secret.
+use_env_rendezvous() {
+  local port
+  port=$(free_port)
+  export HCOMM_ROOT=127.0.0.1:$port HCOMM_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+}
