@@ -31,6 +31,9 @@ constexpr auto kSpinFor = std::chrono::microseconds(50);
 constexpr auto kYieldFor = std::chrono::microseconds(2000);
 constexpr auto kOversubscribedYieldFor = std::chrono::microseconds(20);
 constexpr int64_t kSleepUs = 1000;
+// While spinning, a mapped call's flag is looked at this many times between
+// rounds of the progress loop.
+constexpr int kFlagLooks = 64;
 
 // More ranks on this host (of this communicator, or of the job as the
 // launcher tells it) than CPUs this rank may run on.
@@ -268,6 +271,13 @@ bool Communicator::KeyLess::operator()(const Key& a, const Key& b) const {
   return false;
 }
 
+bool Communicator::Key::operator==(const Key& o) const {
+  if (fixed != o.fixed) return false;
+  for (size_t i = 0; i < layout.size(); ++i)
+    if (!std::ranges::equal(layout[i], o.layout[i])) return false;
+  return true;
+}
+
 // Spans into the caller's arrays: a lookup allocates nothing.
 Communicator::Key Communicator::key_of(const hcomm_coll_args_t& a) const {
   Key key{.fixed = {a.coll, a.count, a.dtype, a.op, a.root, a.in_place, a.mem_kind}, .layout = {}};
@@ -278,6 +288,8 @@ Communicator::Key Communicator::key_of(const hcomm_coll_args_t& a) const {
 
 std::shared_ptr<const exec::Schedule> Communicator::schedule_for(const hcomm_coll_args_t& args) {
   Key key = key_of(args);
+  if (last_entry_ && key == last_key_)
+    return std::shared_ptr<const exec::Schedule>(last_entry_, last_entry_->schedule.get());
   auto it = schedules_.find(key);
   if (it == schedules_.end()) {
     // The stored key and the schedule's args point into the entry's copies.
@@ -295,6 +307,8 @@ std::shared_ptr<const exec::Schedule> Communicator::schedule_for(const hcomm_col
                 entry->schedule->steps.size());
     it = schedules_.emplace(key, std::move(entry)).first;
   }
+  last_key_ = it->first;
+  last_entry_ = it->second;
   // Shares the entry, so that the arrays live as long as the schedule is used.
   return std::shared_ptr<const exec::Schedule>(it->second, it->second->schedule.get());
 }
@@ -309,6 +323,7 @@ void Communicator::force_algorithm(hcomm_coll_t coll, const std::string& algorit
   selector_->force(coll, algorithm);
   // Schedules of the earlier choice go; operations in flight keep theirs.
   std::erase_if(schedules_, [&](const auto& entry) { return std::get<0>(entry.first.fixed) == coll; });
+  last_entry_.reset();
 }
 
 const hcomm_algorithm_desc_t* Communicator::query_algorithm(const hcomm_coll_args_t& args) const {
@@ -340,8 +355,7 @@ exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* 
   std::vector<uint8_t>* scratch = schedule->scratch_bytes ? acquire_scratch(schedule->scratch_bytes) : nullptr;
   exec::Buffers buffers{send, recv, scratch ? scratch->data() : nullptr};
   const uint32_t seq = seq_++;
-  return launch({std::make_unique<exec::Operation>(schedule, buffers, seq, exec::collective_tag_base(seq), size_),
-                 scratch, std::nullopt});
+  return launch(std::move(schedule), buffers, seq, exec::collective_tag_base(seq), scratch, std::nullopt);
 }
 
 exec::Operation* Communicator::send(const hcomm_coll_args_t& args, const void* buf, int tag) {
@@ -357,13 +371,18 @@ exec::Operation* Communicator::start_p2p(bool send, const hcomm_coll_args_t& arg
   auto schedule = p2p_schedule_for(send, args);
   const uint32_t number = (send ? sent_ : received_)[{args.root, tag}]++;
   const P2P call{.send = send, .peer = args.root, .tag = tag, .number = number, .count = args.count};
-  return launch({std::make_unique<exec::Operation>(schedule, buffers, number, exec::p2p_tag_base(tag, number), size_),
-                 nullptr, call});
+  return launch(std::move(schedule), buffers, number, exec::p2p_tag_base(tag, number), nullptr, call);
 }
 
-exec::Operation* Communicator::launch(Running running) {
-  exec::Operation* op = running.op.get();
-  running_.push_back(std::move(running));
+exec::Operation* Communicator::launch(std::shared_ptr<const exec::Schedule> schedule, exec::Buffers buffers,
+                                      uint32_t seq, uint64_t tag_base, std::vector<uint8_t>* scratch,
+                                      std::optional<P2P> p2p) {
+  if (idle_.empty()) idle_.emplace_back();
+  Running& entry = idle_.front();
+  exec::Operation* op = &entry.op.emplace(std::move(schedule), buffers, seq, tag_base, size_);
+  entry.scratch = scratch;
+  entry.p2p = p2p;
+  running_.splice(running_.end(), idle_, idle_.begin());
   try {
     progress_all();
   } catch (const Error& e) {
@@ -392,7 +411,7 @@ void Communicator::progress_all() {
 }
 
 std::list<Communicator::Running>::iterator Communicator::find(const exec::Operation* op) {
-  return std::find_if(running_.begin(), running_.end(), [&](const Running& r) { return r.op.get() == op; });
+  return std::find_if(running_.begin(), running_.end(), [&](const Running& r) { return &*r.op == op; });
 }
 
 std::string Communicator::describe(const Running& r) const {
@@ -413,7 +432,8 @@ void Communicator::release(exec::Operation* op) {
   auto it = find(op);
   if (it == running_.end()) return;
   if (it->scratch) free_scratch_.push_back(it->scratch);
-  running_.erase(it);
+  it->op.reset();
+  idle_.splice(idle_.begin(), running_, it);
 }
 
 bool Communicator::test(exec::Operation* op) {
@@ -434,11 +454,13 @@ void Communicator::wait(exec::Operation* op) {
     uint64_t events = 0;
     auto last_event = Clock::now(), next_peer_check = last_event + kPeerCheckInterval;
     const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
-    for (;;) {
+    exec::MappedIO* mapped = oversubscribed_ ? nullptr : links_->mapped();
+    while (!op->done()) {
       progress_all();
       if (op->done()) break;
       uint64_t now_events = 0;
       for (const Running& r : running_) now_events += r.op->events();
+      if (now_events == events && mapped && mapped->spin(kFlagLooks)) continue;
       auto now = Clock::now();
       if (now_events != events) {
         events = now_events;

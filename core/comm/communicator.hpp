@@ -73,8 +73,8 @@ class Communicator {
     size_t count;
   };
   struct Running {
-    std::unique_ptr<exec::Operation> op;
-    std::vector<uint8_t>* scratch;
+    std::optional<exec::Operation> op;
+    std::vector<uint8_t>* scratch = nullptr;
     std::optional<P2P> p2p;
   };
   // A call's schedule key: the fixed fields of hcomm_coll_args_t and, for the
@@ -82,6 +82,7 @@ class Communicator {
   struct Key {
     std::tuple<int, size_t, int, int, int, int, uint32_t> fixed;
     std::array<std::span<const size_t>, 4> layout;
+    bool operator==(const Key& o) const;
   };
   struct KeyLess {
     bool operator()(const Key& a, const Key& b) const;
@@ -94,7 +95,8 @@ class Communicator {
     std::shared_ptr<const exec::Schedule> schedule;
   };
 
-  exec::Operation* launch(Running running);
+  exec::Operation* launch(std::shared_ptr<const exec::Schedule> schedule, exec::Buffers buffers, uint32_t seq,
+                          uint64_t tag_base, std::vector<uint8_t>* scratch, std::optional<P2P> p2p);
   exec::Operation* start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag);
   void progress_all();
   std::list<Running>::iterator find(const exec::Operation* op);
@@ -121,11 +123,17 @@ class Communicator {
   // own one-step algorithms: [0] sends, [1] receives.
   std::array<std::unique_ptr<algorithm::Selector>, 2> p2p_builders_;
   std::map<Key, std::shared_ptr<Cached>, KeyLess> schedules_;
+  // The last call's entry and its key: a repeated call skips the map.
+  std::shared_ptr<Cached> last_entry_;
+  Key last_key_;
   // (send, peer, count, dtype) -> the one-step schedule.
   std::map<std::tuple<bool, int, size_t, int>, std::shared_ptr<const exec::Schedule>> p2p_schedules_;
   // Messages so far per (peer, tag), sent and received.
   std::map<std::pair<int, int>, uint32_t> sent_, received_;
   std::list<Running> running_;
+  // Entries of finished operations, kept for the next ones: a call allocates
+  // neither a list node nor an operation.
+  std::list<Running> idle_;
   std::list<std::vector<uint8_t>> scratch_pool_;
   std::vector<std::vector<uint8_t>*> free_scratch_;
   uint32_t seq_ = 0;

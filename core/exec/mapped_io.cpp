@@ -21,4 +21,16 @@ void MappedIO::sleep(int64_t timeout_us) {
                 [&] { return awaited->load(std::memory_order_acquire) >= value; });
 }
 
+bool MappedIO::spin(int looks) const {
+  const std::atomic<uint64_t>* awaited = calls_.awaited;
+  if (!awaited) return false;
+  for (int i = 0; i < looks; ++i) {
+    if (awaited->load(std::memory_order_acquire) >= calls_.awaited_value) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return false;
+}
+
 }  // namespace hcomm::exec

@@ -46,6 +46,10 @@ class MappedIO {
   // Sleeps until what the running mapped call waits for may have happened,
   // up to timeout_us; returns at once when no mapped call is waiting.
   void sleep(int64_t timeout_us);
+  // Looks at what the running mapped call waits for, up to `looks` times;
+  // true once it happened. A signal is then seen a cache-line transfer after
+  // it is raised, not a round of the progress loop later.
+  bool spin(int looks) const;
 
   // The mapped calls of this communicator, kept by the executor.
   struct Calls {
