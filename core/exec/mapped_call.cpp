@@ -29,8 +29,6 @@ void for_each_part(uint64_t address, uint64_t bytes, const uint8_t* mapped, uint
   if (m1 < end) f(m1 - address, end - m1, nullptr, m1);
 }
 
-bool overlap(const uint8_t* a, const uint8_t* b, uint64_t bytes) { return a < b + bytes && b < a + bytes; }
-
 }  // namespace
 
 MappedCall::~MappedCall() {
@@ -160,10 +158,10 @@ void MappedCall::load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offs
                 [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
                   if (local) {
                     device::reduce(a.dtype, a.op, dst + at, src + at, local, elements(n, es), divisor);
-                  } else if (!overlap(dst + at, src + at, n)) {
-                    io_->read(peer, address, dst + at, n);
-                    device::reduce(a.dtype, a.op, dst + at, src + at, dst + at, elements(n, es), divisor);
                   } else {
+                    // Through a staging buffer that stays in cache: reading the
+                    // peer's data into dst first would move dst through memory
+                    // twice more.
                     std::vector<uint8_t>& staging = io_->calls().staging;
                     staging.resize(kStagingBytes);
                     for (uint64_t done = 0; done < n; done += kStagingBytes) {
