@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Allreduce sweeps (float32 sum, 8 B to 64 MiB) on 2 and 4 ranks over shm and
-# tcp, written as markdown tables. Usage: benchmarks/allreduce_sweep.sh [BUILD]
+# Allreduce (float32 sum, 8 B to 64 MiB) on 2 and 4 ranks over shm and tcp:
+# `hcomm-perf --sweep-algos`, every algorithm that serves allreduce forced in
+# turn and then the library's own choice, every element checked; printed as
+# the tool's tables with the command above each.
+#
+#   benchmarks/allreduce_sweep.sh [BUILD]   (environment: WARMUP (3), ITERS (10))
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
-echo "Date: $(date -u +%Y-%m-%d)"
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r);" \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Date: $(date -u +%Y-%m-%dT%H:%MZ)"
 for n in 2 4; do
   for t in shm tcp; do
-    cmd="HCOMM_TRANSPORTS=$t $build/bin/hcomm-run -n $n $build/bin/hcomm-perf -b 8 -e 64M -f 2 -w 5 -n 20"
+    args=(-c allreduce -b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --sweep-algos)
     echo
     echo "### $n ranks, $t"
     echo
-    echo "\`$cmd\`"
+    echo "\`HCOMM_TRANSPORTS=$t $build/bin/hcomm-run -n $n $build/bin/hcomm-perf ${args[*]}\`"
     echo
-    echo "| size (B) | time (us) | algbw (GB/s) | busbw (GB/s) | wrong |"
-    echo "| ---: | ---: | ---: | ---: | ---: |"
-    env HCOMM_TRANSPORTS=$t "$build/bin/hcomm-run" -n $n "$build/bin/hcomm-perf" -b 8 -e 64M -f 2 -w 5 -n 20 |
-      awk '!/^#/ && NF >= 9 { printf "| %s | %s | %s | %s | %s |\n", $1, $6, $7, $8, $9 }'
+    echo '```'
+    env HCOMM_TRANSPORTS=$t "$build/bin/hcomm-run" -n $n "$build/bin/hcomm-perf" "${args[@]}"
+    echo '```'
   done
 done

@@ -287,5 +287,19 @@ TEST(HierarchicalOneHost, SelectorPrefersThemOnlyAcrossHosts) {
   EXPECT_EQ(winner(two, 8, HCOMM_COLL_ALLREDUCE, 64 << 20), "hier_ring");
 }
 
+// Recursive doubling over 2 hosts of 2 ranks pairs ranks of one host in its
+// first round: one round crosses hosts, against hier_ring's two, so it takes
+// small allreduces; its cost counts the round within a host at that link.
+TEST(HierarchicalOneHost, RecursiveDoublingCountsTheRoundWithinAHost) {
+  const View two = host_view({"two", {0, 0, 1, 1}});
+  EXPECT_EQ(winner(two, 4, HCOMM_COLL_ALLREDUCE, 8), "recursive_doubling");
+  const View scattered = host_view({"scattered", {0, 1, 1, 0}});  // both rounds cross
+  const hcomm_algorithm_desc_t* rd = nullptr;
+  for (const hcomm_algorithm_desc_t* d : every_algorithm())
+    if (std::string(d->name) == "recursive_doubling" && (d->colls & (1u << HCOMM_COLL_ALLREDUCE))) rd = d;
+  ASSERT_NE(rd, nullptr);
+  EXPECT_LT(cost_of(*rd, two, 4, 2), cost_of(*rd, scattered, 4, 2));
+}
+
 }  // namespace
 }  // namespace hcomm::algotest

@@ -67,21 +67,25 @@ void build_reduce_scatter(const Call& call, ScheduleWriter& out) {
   unfold(call, out, cube, at(HCOMM_BUF_SCRATCH, blocks.offset(partner)), blocks.bytes(partner), {reduced});
 }
 
-// Halving sends and reduces (p-1)/p of the `bytes` in log2 p rounds, and an
-// allgather by doubling sends as much again; a fold costs a message and a
-// reduction of the input in, and a message of the `result` out. A lone rank
-// copies unless in place.
+// Halving sends and reduces (p-1)/p of the `bytes` in log2 p rounds (round
+// k moves bytes / 2^(k+1) over the link its pairs use), and an allgather by
+// doubling sends as much again; a fold costs a message and a reduction of
+// the input in, and a message of the `result` out. A lone rank copies unless
+// in place.
 double cost(const hcomm_comm_view_t& comm, double bytes, double result, bool gathers, bool in_place) {
-  const hcomm_link_model_t& link = comm.link;
-  if (comm.nranks <= 1) return in_place ? 0.0 : result * link.gamma_us_per_byte;
+  if (comm.nranks <= 1) return in_place ? 0.0 : result * comm.link.gamma_us_per_byte;
   const FoldedHypercube cube(comm.nranks, 0);
-  const double share = bytes * (cube.size() - 1) / cube.size();
-  const double phase = cube.rounds() * link.alpha_us + share * link.beta_us_per_byte;
-  const double fold = cube.size() == comm.nranks
-                          ? 0.0
-                          : 2 * link.alpha_us + bytes * (link.beta_us_per_byte + link.gamma_us_per_byte) +
-                                result * link.beta_us_per_byte;
-  return (gathers ? 2 : 1) * phase + share * link.gamma_us_per_byte + fold;
+  double cost = 0, part = bytes;
+  for (int k = 0; k < cube.rounds(); ++k) {
+    const hcomm_link_model_t l = round_link(comm, cube, cube.halving_distance(k));
+    part /= 2;
+    cost += (gathers ? 2 : 1) * (l.alpha_us + part * l.beta_us_per_byte) + part * l.gamma_us_per_byte;
+  }
+  if (cube.size() != comm.nranks) {
+    const hcomm_link_model_t f = fold_link(comm, cube);
+    cost += 2 * f.alpha_us + bytes * (f.beta_us_per_byte + f.gamma_us_per_byte) + result * f.beta_us_per_byte;
+  }
+  return cost;
 }
 
 double allreduce_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {

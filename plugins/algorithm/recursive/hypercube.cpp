@@ -1,5 +1,8 @@
 #include "hypercube.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "common/blocks.hpp"
 
 namespace hcomm::algo {
@@ -111,6 +114,38 @@ Doubled double_up(const Call& call, ScheduleWriter& out, const FoldedHypercube& 
                                    recv_bytes, out.chunks(recv_bytes, es)));
   }
   return x;
+}
+
+namespace {
+
+// pairs: (a, b) rank pairs of one round, each sending both ways.
+template <class Pairs>
+hcomm_link_model_t link_of(const hcomm_comm_view_t& comm, Pairs pairs) {
+  if (comm.nnodes <= 1 || !comm.node_of) return comm.link;
+  std::vector<int> across(comm.nnodes, 0);
+  pairs([&](int a, int b) {
+    if (comm.node_of[a] != comm.node_of[b]) ++across[comm.node_of[a]], ++across[comm.node_of[b]];
+  });
+  const int sharing = *std::max_element(across.begin(), across.end());
+  if (sharing == 0) return comm.intra;
+  hcomm_link_model_t l = comm.inter;
+  l.beta_us_per_byte *= sharing;
+  return l;
+}
+
+}  // namespace
+
+hcomm_link_model_t round_link(const hcomm_comm_view_t& comm, const FoldedHypercube& cube, int64_t distance) {
+  return link_of(comm, [&](auto visit) {
+    for (int64_t v = 0; v < cube.size(); ++v)
+      if (v < (v ^ distance)) visit(cube.rank_of(v), cube.rank_of(v ^ distance));
+  });
+}
+
+hcomm_link_model_t fold_link(const hcomm_comm_view_t& comm, const FoldedHypercube& cube) {
+  return link_of(comm, [&](auto visit) {
+    for (int r = 0; r < 2 * (comm.nranks - cube.size()); r += 2) visit(r, r + 1);
+  });
 }
 
 }  // namespace hcomm::algo

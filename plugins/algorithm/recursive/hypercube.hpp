@@ -70,4 +70,12 @@ struct Doubled {
 Doubled double_up(const Call& call, ScheduleWriter& out, const FoldedHypercube& cube, const Bounds& bounds,
                   uint32_t first_match, std::initializer_list<int32_t> ready);
 
+// The link a round's pairs at `distance` use: between hosts if any pair
+// spans two, its per-byte cost times the most ranks of one host that send
+// across at once (they share the host's network); else within a host. The
+// communicator's slowest link when the view has no hosts. fold_link: the
+// same for the fold's pairs.
+hcomm_link_model_t round_link(const hcomm_comm_view_t& comm, const FoldedHypercube& cube, int64_t distance);
+hcomm_link_model_t fold_link(const hcomm_comm_view_t& comm, const FoldedHypercube& cube);
+
 }  // namespace hcomm::algo

@@ -91,16 +91,23 @@ void build_allgather(const Call& call, ScheduleWriter& out) {
   if (cube.folded_in()) unfold(call, out, cube, at(HCOMM_BUF_RECV, 0), total, {x.last_send, x.last_recv});
 }
 
-// log2 p rounds of the whole message, sent and reduced; a fold costs a
-// message each way and a reduction more. A lone rank copies unless in place.
+// log2 p rounds of the whole message, sent and reduced, each over the link
+// its pairs use; a fold costs a message each way and a reduction more. A
+// lone rank copies unless in place.
 double allreduce_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
   const double bytes = static_cast<double>(args->count) * static_cast<double>(args->dtype_size);
-  const hcomm_link_model_t& link = comm->link;
-  if (comm->nranks <= 1) return args->in_place ? 0.0 : bytes * link.gamma_us_per_byte;
+  if (comm->nranks <= 1) return args->in_place ? 0.0 : bytes * comm->link.gamma_us_per_byte;
   const FoldedHypercube cube(comm->nranks, 0);
-  const double round = link.alpha_us + bytes * (link.beta_us_per_byte + link.gamma_us_per_byte);
-  const double fold = cube.size() == comm->nranks ? 0.0 : round + link.alpha_us + bytes * link.beta_us_per_byte;
-  return cube.rounds() * round + fold;
+  auto round = [&](const hcomm_link_model_t& l) {
+    return l.alpha_us + bytes * (l.beta_us_per_byte + l.gamma_us_per_byte);
+  };
+  double cost = 0;
+  for (int k = 0; k < cube.rounds(); ++k) cost += round(round_link(*comm, cube, FoldedHypercube::doubling_distance(k)));
+  if (cube.size() != comm->nranks) {
+    const hcomm_link_model_t f = fold_link(*comm, cube);
+    cost += round(f) + f.alpha_us + bytes * f.beta_us_per_byte;
+  }
+  return cost;
 }
 
 // log2 p rounds that together move (p-1)/p of the result; a fold sends one
