@@ -34,6 +34,7 @@ constexpr int64_t kSleepUs = 1000;
 // While spinning, a mapped call's flag is looked at this many times between
 // rounds of the progress loop.
 constexpr int kFlagLooks = 64;
+constexpr int kMaxFlagSpins = 1000;
 
 // More ranks on this host (of this communicator, or of the job as the
 // launcher tells it) than CPUs this rank may run on.
@@ -451,8 +452,12 @@ bool Communicator::test(exec::Operation* op) {
 void Communicator::wait(exec::Operation* op) {
   check_usable();
   try {
+    // The clock is read only once the operation stops moving: a call whose
+    // steps keep completing never reads it.
     uint64_t events = 0;
-    auto last_event = Clock::now(), next_peer_check = last_event + kPeerCheckInterval;
+    bool idle_since_known = false;
+    int flag_spins = 0;
+    Clock::time_point last_event, next_peer_check = Clock::time_point::max();
     const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
     exec::MappedIO* mapped = oversubscribed_ ? nullptr : links_->mapped();
     while (!op->done()) {
@@ -460,11 +465,23 @@ void Communicator::wait(exec::Operation* op) {
       if (op->done()) break;
       uint64_t now_events = 0;
       for (const Running& r : running_) now_events += r.op->events();
-      if (now_events == events && mapped && mapped->spin(kFlagLooks)) continue;
-      auto now = Clock::now();
       if (now_events != events) {
         events = now_events;
+        idle_since_known = false;
+        flag_spins = 0;
+        continue;
+      }
+      // A raised flag makes a step complete on the next round; the bound
+      // keeps the deadline in force should it not.
+      if (mapped && flag_spins < kMaxFlagSpins && mapped->spin(kFlagLooks)) {
+        ++flag_spins;
+        continue;
+      }
+      auto now = Clock::now();
+      if (!idle_since_known) {
+        idle_since_known = true;
         last_event = now;
+        if (next_peer_check == Clock::time_point::max()) next_peer_check = now + kPeerCheckInterval;
         continue;
       }
       auto idle = now - last_event;
