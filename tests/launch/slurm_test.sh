@@ -4,14 +4,20 @@
 # With --mpi=pmix the ranks find each other through slurmd's PMIx server;
 # with --mpi=none through SLURM_PROCID/SLURM_NTASKS and HCOMM_ROOT. One case
 # per call:
-#   slurm_test.sh <case> <hcomm-perf> <hcomm_launch_bootstrap_check>
-# Exits 77 (skipped) when srun is not installed or no Slurm cluster answers.
+#   slurm_test.sh <case> <hcomm-perf> <hcomm_launch_bootstrap_check> [LOCAL_CLUSTER_DIR]
+# Without SLURM_CONF, the cluster that slurm_fixture.sh started under
+# LOCAL_CLUSTER_DIR, if it did. Exits 77 (skipped) when srun is not installed
+# or no Slurm cluster answers.
 set -u
 
 CASE=$1
 PERF=$2
 CHECK=$3
+LOCAL_CLUSTER=${4:-}
 WORK=$(mktemp -d)
+if [ -z "${SLURM_CONF:-}" ] && [ -n "$LOCAL_CLUSTER" ] && [ -f "$LOCAL_CLUSTER/slurm.conf" ]; then
+  export SLURM_CONF=$LOCAL_CLUSTER/slurm.conf
+fi
 trap 'rm -rf "$WORK"' EXIT
 
 if ! command -v srun >/dev/null; then
