@@ -18,7 +18,7 @@ namespace hcomm::topology {
 namespace {
 
 constexpr uint32_t kMagic = 0x4f504f54;  // "TOPO"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: the host's GPUs
 
 std::atomic<GpuLocator> g_gpu_locator{nullptr};
 
@@ -81,6 +81,35 @@ void describe_nics(hwloc_topology_t topo, Description& d) {
   std::copy_n(nics.begin(), d.nnics, d.nics);
 }
 
+constexpr uint16_t kVendorNvidia = 0x10de;
+constexpr uint16_t kVendorAmd = 0x1002;
+
+// GPUs are PCI display (0x0300) or 3D (0x0302) controllers; integrated
+// graphics of other vendors are left out.
+void describe_gpus(hwloc_topology_t topo, Description& d) {
+  std::vector<Gpu> gpus;
+  for (hwloc_obj_t dev = hwloc_get_next_pcidev(topo, nullptr); dev; dev = hwloc_get_next_pcidev(topo, dev)) {
+    const auto& pci = dev->attr->pcidev;
+    const bool display = pci.class_id == 0x0300 || pci.class_id == 0x0302;
+    if (!display || (pci.vendor_id != kVendorNvidia && pci.vendor_id != kVendorAmd)) continue;
+    Gpu gpu{};
+    std::snprintf(gpu.pci, sizeof gpu.pci, "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.dev, pci.func);
+    for (hwloc_obj_t os = dev->io_first_child; os; os = os->next_sibling)
+      if (os->type == HWLOC_OBJ_OS_DEVICE && os->name) {
+        set_field(gpu.name, os->name);
+        break;
+      }
+    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, dev);
+    gpu.numa = near && near->cpuset ? numa_of(topo, near->cpuset) : -1;
+    gpus.push_back(gpu);
+  }
+  std::sort(gpus.begin(), gpus.end(), [](const Gpu& a, const Gpu& b) { return std::strcmp(a.pci, b.pci) < 0; });
+  if (gpus.size() > kMaxGpus)
+    HCOMM_WARN(TOPO, "this host has %zu GPUs; the topology keeps the first %d by PCI bus id", gpus.size(), kMaxGpus);
+  d.ngpus = static_cast<uint32_t>(std::min<size_t>(gpus.size(), kMaxGpus));
+  std::copy_n(gpus.begin(), d.ngpus, d.gpus);
+}
+
 // The machine as hwloc sees it, loaded once per process (it takes tens of
 // milliseconds) and kept: the binding is read afresh for every description.
 hwloc_topology_t machine() {
@@ -124,6 +153,7 @@ Description discover() {
   if (hwloc_topology_t topo = machine()) {
     describe_cpus(topo, d);
     describe_nics(topo, d);
+    describe_gpus(topo, d);
   }
   if (GpuLocator locate = g_gpu_locator.load()) set_field(d.gpu, locate());
   return d;
@@ -148,9 +178,10 @@ Description decode(std::span<const uint8_t> bytes, int rank) {
                 rank, d.magic, d.version, kMagic, kVersion);
   bool strings = terminated(d.host.boot_id) && terminated(d.host.hostname) && terminated(d.cpus) && terminated(d.gpu);
   for (const Nic& n : d.nics) strings = strings && terminated(n.name) && terminated(n.pci);
-  if (!strings || d.nnics > kMaxNics)
-    HCOMM_THROW(HCOMM_ERR_INTERNAL, "rank %d's topology record is damaged (unterminated text or %u NICs)", rank,
-                d.nnics);
+  for (const Gpu& g : d.gpus) strings = strings && terminated(g.name) && terminated(g.pci);
+  if (!strings || d.nnics > kMaxNics || d.ngpus > kMaxGpus)
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "rank %d's topology record is damaged (unterminated text, %u NICs or %u GPUs)",
+                rank, d.nnics, d.ngpus);
   return d;
 }
 

@@ -1,5 +1,5 @@
 // What each rank tells the others about where it runs: its host, the NUMA
-// node and CPUs it is bound to, its GPU and the host's NICs. A fixed-size
+// node and CPUs it is bound to, its GPU and the host's NICs and GPUs. A fixed-size
 // record, all-gathered through the bootstrap when a communicator starts.
 #pragma once
 
@@ -36,6 +36,15 @@ struct Nic {
 
 constexpr int kMaxNics = 8;
 
+// A GPU of the host: a PCI display or 3D controller of NVIDIA or AMD.
+struct Gpu {
+  char pci[16];   // its PCI bus id
+  char name[16];  // the OS device hwloc names under it (cuda0, nvidia0, card1), "" when none
+  int32_t numa;   // the NUMA node it is attached to, -1 when unknown
+};
+
+constexpr int kMaxGpus = 16;
+
 struct Description {
   uint32_t magic;
   uint32_t version;
@@ -46,6 +55,8 @@ struct Description {
   char gpu[16];      // the PCI bus id of its GPU, "" without one
   uint32_t nnics;
   Nic nics[kMaxNics];  // the host's NICs, by name
+  uint32_t ngpus;
+  Gpu gpus[kMaxGpus];  // the host's GPUs, by PCI bus id
 };
 
 // A fresh record with magic and version set and nothing known.

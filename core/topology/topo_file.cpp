@@ -91,7 +91,16 @@ Nic read_nic(const Field& f) {
   return nic;
 }
 
-// A host's identity and NICs, as a blank description of one of its ranks.
+Gpu read_gpu(const Field& f) {
+  Gpu gpu{};
+  set_field(gpu.pci, f["pci"].text(sizeof gpu.pci - 1));
+  set_field(gpu.name, f["name"].text(sizeof gpu.name - 1));
+  gpu.numa = static_cast<int32_t>(f["numa"].integer(-1, INT32_MAX));
+  return gpu;
+}
+
+// A host's identity, NICs and GPUs (optional), as a blank description of one
+// of its ranks.
 Description read_host(const Field& f) {
   Description d = blank_description();
   set_field(d.host.hostname, f["name"].text(sizeof d.host.hostname - 1));
@@ -100,6 +109,11 @@ Description read_host(const Field& f) {
   std::vector<Field> nics = f["nics"].items();
   if (nics.size() > kMaxNics) f["nics"].fail("more NICs than a host may have (8)");
   for (const Field& n : nics) d.nics[d.nnics++] = read_nic(n);
+  if (f.has("gpus")) {
+    std::vector<Field> gpus = f["gpus"].items();
+    if (gpus.size() > kMaxGpus) f["gpus"].fail("more GPUs than a host may have (16)");
+    for (const Field& g : gpus) d.gpus[d.ngpus++] = read_gpu(g);
+  }
   return d;
 }
 
@@ -115,8 +129,15 @@ json::Value to_json(const Topology& t, std::span<const LinkEntry> links) {
                                      {"kind", kNicKinds[d.nics[i].kind == kNicOpenFabrics]},
                                      {"pci", text_or_null(d.nics[i].pci)},
                                      {"numa", d.nics[i].numa}});
-    hosts.emplace_back(json::Object{
-        {"name", d.host.hostname}, {"boot_id", d.host.boot_id}, {"net_ns", d.host.net_ns}, {"nics", std::move(nics)}});
+    json::Array gpus;
+    for (uint32_t i = 0; i < d.ngpus; ++i)
+      gpus.emplace_back(json::Object{
+          {"pci", d.gpus[i].pci}, {"name", text_or_null(d.gpus[i].name)}, {"numa", d.gpus[i].numa}});
+    hosts.emplace_back(json::Object{{"name", d.host.hostname},
+                                    {"boot_id", d.host.boot_id},
+                                    {"net_ns", d.host.net_ns},
+                                    {"nics", std::move(nics)},
+                                    {"gpus", std::move(gpus)}});
     host_ranks.push_back(int_array(t.host_ranks(h)));
   }
   for (int r = 0; r < t.size(); ++r) {

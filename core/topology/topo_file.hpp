@@ -2,7 +2,8 @@
 // HCOMM_TOPO_FILE reads instead of discovering the machine.
 //
 //   {"format": "hcomm-topology", "version": 1,
-//    "hosts": [{"name", "boot_id", "net_ns", "nics": [{"name", "kind", "pci", "numa"}]}],
+//    "hosts": [{"name", "boot_id", "net_ns", "nics": [{"name", "kind", "pci", "numa"}],
+//               "gpus": [{"pci", "name", "numa"}]}],
 //    "ranks": [{"rank", "host", "numa", "cpus", "last_cpu", "gpu"}],
 //    "links": [{"ranks": [a, b], "class", "transport", "bandwidth_gbps", "latency_us"}],
 //    "levels": {"node_of", "hosts", "leaders", "rails"}}
@@ -11,7 +12,8 @@
 // A link's bandwidth and latency replace the transports' scores in the
 // algorithms' link models; its class, when given, must be the one its ranks'
 // hosts and NUMA nodes make, and its transport (what served the pair when the
-// file was written) is not read. "levels" is derived and not read.
+// file was written) is not read. "levels" is derived and not read; a host's
+// "gpus" may be left out (none).
 #pragma once
 
 #include <span>

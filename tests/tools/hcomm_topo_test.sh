@@ -114,7 +114,8 @@ case_file_hosts() {
   export HCOMM_TRANSPORTS=shm,tcp
   cat >"$WORK/hosts.json" <<'JSON'
 {"format": "hcomm-topology", "version": 1,
- "hosts": [{"name": "a", "boot_id": "boot-a", "net_ns": 1, "nics": [{"name": "eth0", "kind": "network", "pci": null, "numa": 0}]},
+ "hosts": [{"name": "a", "boot_id": "boot-a", "net_ns": 1, "nics": [{"name": "eth0", "kind": "network", "pci": null, "numa": 0}],
+            "gpus": [{"pci": "0000:3b:00.0", "name": "cuda0", "numa": 1}]},
            {"name": "b", "boot_id": "boot-b", "net_ns": 2, "nics": []}],
  "ranks": [{"rank": 0, "host": 0, "numa": 0, "cpus": "0", "last_cpu": 0, "gpu": null},
            {"rank": 1, "host": 1, "numa": 0, "cpus": "0", "last_cpu": 0, "gpu": null},
@@ -133,6 +134,7 @@ JSON
   expect_out "host 1 b: ranks 1, leader 1"
   expect_out "  NUMA 1: ranks 2"
   expect_out "  NIC eth0 (network, PCI -, NUMA 0)"
+  expect_out "  GPU 0000:3b:00.0 (cuda0, NUMA 1)"
   expect_out "leaders: 0,1"
   HCOMM_TOPO_FILE="$WORK/hosts.json" topo 3 --json
   expect_rc 0
@@ -141,6 +143,8 @@ JSON
   grep -qF '{"ranks": [1, 2], "class": "net", "transport": "tcp", "bandwidth_gbps": 1.25, "latency_us": 30}' \
     "$WORK/out" || fail "link 1-2 lost the file's bandwidth"
   grep -qF '"node_of": [0, 1, 0]' "$WORK/out" || fail "node_of"
+  grep -qF '"gpus": [{"pci": "0000:3b:00.0", "name": "cuda0", "numa": 1}]' "$WORK/out" || fail "host a's GPU"
+  grep -qF '"gpus": []' "$WORK/out" || fail "host b has no GPU"
 }
 
 case_file_errors() {

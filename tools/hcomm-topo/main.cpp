@@ -119,6 +119,9 @@ void print_hierarchy(const json::Value& doc) {
     for (const json::Value& nic : items(at(hosts[h], "nics")))
       std::printf("  NIC %s (%s, PCI %s, NUMA %d)\n", text(at(nic, "name")).c_str(), text(at(nic, "kind")).c_str(),
                   text(at(nic, "pci")).c_str(), integer(at(nic, "numa")));
+    for (const json::Value& gpu : items(at(hosts[h], "gpus")))
+      std::printf("  GPU %s (%s, NUMA %d)\n", text(at(gpu, "pci")).c_str(), text(at(gpu, "name")).c_str(),
+                  integer(at(gpu, "numa")));
   }
   std::printf("leaders: %s\n", list(at(levels, "leaders")).c_str());
   const json::Array& rails = items(at(levels, "rails"));
