@@ -366,7 +366,9 @@ std::string Peers::transport_name(int peer) const {
 }
 
 void Peers::describe_mapped(hcomm_comm_view_t& view) const {
-  view.flags = mapped_ ? HCOMM_VIEW_MAPPED | (mapped_->peer_buffers() ? HCOMM_VIEW_PEER_BUFFERS : 0) : 0;
+  view.flags = mapped_ ? HCOMM_VIEW_MAPPED | HCOMM_VIEW_SIGNAL_PAYLOAD |
+                             (mapped_->peer_buffers() ? HCOMM_VIEW_PEER_BUFFERS : 0)
+                       : 0;
   view.window_bytes = mapped_ ? mapped_->window_bytes() : 0;
   view.mapped = mapped_ ? kMappedModel : link_;
 }

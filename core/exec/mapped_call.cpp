@@ -1,6 +1,7 @@
 #include "core/exec/mapped_call.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/common/error.hpp"
 #include "core/device/copy.hpp"
@@ -189,16 +190,19 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
 // would stall every signal for a cross-core round trip. The cost is a rare
 // wake-up lost when the peer announces its sleep just as the flag is raised;
 // it then sleeps until its timeout (Peers::wait: a millisecond at most).
-void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence) {
+void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence, const uint8_t* payload, uint64_t bytes) {
   check_peer(peer);
-  io_->flag(peer, io_->rank(), match).value.store(window::flag_value(call_, occurrence), std::memory_order_release);
+  window::FlagLine& line = io_->flag(peer, io_->rank(), match, call_);
+  if (bytes) std::memcpy(line.payload, payload, bytes);
+  line.value.store(window::flag_value(call_, occurrence), std::memory_order_release);
   window::Header& h = io_->header(peer);
   if (h.sleeping.load(std::memory_order_relaxed)) window::ring(h);
 }
 
-bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence) {
+bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence, uint8_t* payload, uint64_t bytes) {
   check_peer(peer);
-  const std::atomic<uint64_t>& flag = io_->flag(io_->rank(), peer, match).value;
+  const window::FlagLine& line = io_->flag(io_->rank(), peer, match, call_);
+  const std::atomic<uint64_t>& flag = line.value;
   const uint64_t want = window::flag_value(call_, occurrence);
   const uint64_t seen = flag.load(std::memory_order_acquire);
   MappedIO::Calls& calls = io_->calls();
@@ -210,6 +214,7 @@ bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence) {
   calls.awaited = nullptr;
   // The peer is in call call_of(seen), so it finished the one before.
   calls.finished[peer] = std::max(calls.finished[peer], window::call_of(seen) - 1);
+  if (bytes) std::memcpy(payload, line.payload, bytes);
   return true;
 }
 

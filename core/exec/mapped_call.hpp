@@ -39,10 +39,12 @@ class MappedCall {
                    uint64_t bytes, const hcomm_coll_args_t& args, int divisor);
   // The peer's `dst` = src.
   void store(int peer, const hcomm_bufref_t& dst, uint64_t offset, const uint8_t* src, uint64_t bytes);
-  // Raises occurrence `occurrence` (from 1) of this call's flag `match` in the peer's window.
-  void signal(int peer, uint32_t match, uint64_t occurrence);
-  // True once the peer raised that occurrence of flag `match` in this rank's window.
-  bool wait(int peer, uint32_t match, uint64_t occurrence);
+  // Raises occurrence `occurrence` (from 1) of this call's flag `match` in
+  // the peer's window, with `bytes` of `payload` in the flag's line.
+  void signal(int peer, uint32_t match, uint64_t occurrence, const uint8_t* payload = nullptr, uint64_t bytes = 0);
+  // True once the peer raised that occurrence of flag `match` in this rank's
+  // window; then copies the `bytes` of payload the signal carried.
+  bool wait(int peer, uint32_t match, uint64_t occurrence, uint8_t* payload = nullptr, uint64_t bytes = 0);
 
  private:
   // [address, address + bytes) of a peer's memory, of which [lo, hi) is

@@ -132,7 +132,9 @@ Operation::Started Operation::start(uint32_t step, uint32_t chunk, PeerIO& io) {
     case HCOMM_STEP_RECV: req = io.irecv(s.peer, resolve(s.dst) + off, bytes, tag(s, chunk)); break;
     case HCOMM_STEP_RECV_REDUCE: req = io.irecv(s.peer, staging(step, chunk), bytes, tag(s, chunk)); break;
     case HCOMM_STEP_WAIT:
-      if (!mapped_.wait(s.peer, s.match, schedule_->signal_base[step] + chunk + 1)) return Started::kRetry;
+      if (!mapped_.wait(s.peer, s.match, schedule_->signal_base[step] + chunk + 1, s.bytes ? resolve(s.dst) : nullptr,
+                        s.bytes))
+        return Started::kRetry;
       finish(step, chunk, off, bytes);
       return Started::kDone;
     case HCOMM_STEP_SIGNAL:
@@ -154,7 +156,10 @@ Operation::Started Operation::start(uint32_t step, uint32_t chunk, PeerIO& io) {
 void Operation::run_mapped(const hcomm_step_t& s, uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes) {
   const hcomm_coll_args_t& a = schedule_->args;
   switch (s.kind) {
-    case HCOMM_STEP_SIGNAL: mapped_.signal(s.peer, s.match, schedule_->signal_base[step] + chunk + 1); break;
+    case HCOMM_STEP_SIGNAL:
+      mapped_.signal(s.peer, s.match, schedule_->signal_base[step] + chunk + 1, s.bytes ? resolve(s.src) : nullptr,
+                     s.bytes);
+      break;
     case HCOMM_STEP_LOAD: mapped_.load(s.peer, s.src, off, resolve(s.dst) + off, bytes); break;
     case HCOMM_STEP_LOAD_REDUCE:
       mapped_.load_reduce(s.peer, s.src2, off, resolve(s.dst) + off, resolve(s.src) + off, bytes, a,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "core/common/error.hpp"
@@ -19,6 +20,7 @@ void derive(Schedule& s) {
   std::vector<std::vector<uint32_t>> waiting(n);
   std::map<std::pair<int32_t, uint32_t>, uint32_t> signalled, awaited;
   std::map<std::pair<int32_t, uint32_t>, int32_t> last_signal;
+  std::set<std::pair<int32_t, uint32_t>> carries[2];  // pairs whose waits [0] or signals [1] carry a payload
   s.chunk_base.assign(n, 0);
   s.signal_base.assign(n, 0);
   s.previous_signal.assign(n, -1);
@@ -31,6 +33,12 @@ void derive(Schedule& s) {
     if (st.kind != HCOMM_STEP_SIGNAL && st.kind != HCOMM_STEP_WAIT) continue;
     const std::pair<int32_t, uint32_t> pair{st.peer, st.match};
     uint32_t& count = (st.kind == HCOMM_STEP_SIGNAL ? signalled : awaited)[pair];
+    // A payload lives in the flag's line until its reader took it: one
+    // signal of the pair per call.
+    if (count > 0 && (st.bytes || carries[st.kind == HCOMM_STEP_SIGNAL].contains(pair)))
+      HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s built an invalid schedule: step %zu: a signal with a payload must "
+                  "be the only one of its peer and match in a call", s.algorithm.c_str(), i);
+    if (st.bytes) carries[st.kind == HCOMM_STEP_SIGNAL].insert(pair);
     s.signal_base[i] = count;
     count += st.nchunks;
     if (count > window::kMaxOccurrences)
@@ -160,6 +168,11 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       case HCOMM_STEP_SIGNAL:
       case HCOMM_STEP_WAIT:
         if (st.match >= HCOMM_MAX_SIGNALS) fail(i, "signal match id not below HCOMM_MAX_SIGNALS");
+        if (st.bytes) {
+          if (st.bytes > HCOMM_SIGNAL_PAYLOAD_BYTES) fail(i, "a signal's payload exceeds HCOMM_SIGNAL_PAYLOAD_BYTES");
+          if (st.nchunks != 1) fail(i, "a signal with a payload in more than one chunk");
+          check_ref(i, st.kind == HCOMM_STEP_SIGNAL ? st.src : st.dst, st.bytes);
+        }
         break;
       default: fail(i, "unknown step kind");
     }

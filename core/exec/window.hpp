@@ -4,7 +4,8 @@
 //
 // Flag (writer w, match m) in rank r's window is written by rank w only and
 // read by rank r: the value of a mapped call's j-th SIGNAL(r, m) of rank w is
-// call << kOccurrenceBits | j, so a flag only grows and WAIT compares.
+// call << kOccurrenceBits | j, so a flag (each of its two lines) only grows
+// and WAIT compares.
 // Everything more than one process writes is a lock-free std::atomic.
 #pragma once
 
@@ -18,7 +19,7 @@
 namespace hcomm::exec::window {
 
 inline constexpr uint64_t kMagic = 0x574f444e49574d48ull;  // "HMWINDOW"
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;  // 2: a line per call parity, with payload
 inline constexpr uint64_t kLine = 64;
 inline constexpr uint64_t kPage = 4096;
 inline constexpr int kOccurrenceBits = 20;
@@ -31,8 +32,21 @@ constexpr uint64_t call_of(uint64_t value) { return value >> kOccurrenceBits; }
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
               "atomics shared between processes must be lock-free");
 
-struct alignas(kLine) Flag {
+inline constexpr uint64_t kPayloadBytes = HCOMM_SIGNAL_PAYLOAD_BYTES;
+
+// A flag has a cache line per call parity: its value and the payload a
+// signal may carry, so that a small message arrives with its flag in one
+// line. A call uses the line of its parity; the writer of call k + 2 waits
+// until every rank finished call k, so a line is never rewritten while its
+// reader still looks at it.
+struct alignas(kLine) FlagLine {
   std::atomic<uint64_t> value;
+  uint8_t payload[kPayloadBytes];
+};
+static_assert(sizeof(FlagLine) == kLine, "a flag's value and payload share one cache line");
+
+struct Flag {
+  FlagLine line[2];
 };
 
 // A user buffer this rank lets peers read or write during one call: where it

@@ -71,15 +71,16 @@ const std::vector<Chunking> kChunkings = {
     {"fixed5", [](uint64_t, size_t) { return 5u; }},
 };
 
-// Without mapping; a host whose ranks map windows and buffers; the same with
-// a window too small for most messages, so that an algorithm must fall back
-// or decline; windows but no peer buffers; ranks on several hosts, uneven
+// Without mapping; a host whose ranks map windows and buffers and carry
+// signals' payloads; the same with a window too small for most messages and
+// no payloads, so that an algorithm must fall back or decline; windows and
+// payloads but no peer buffers; ranks on several hosts, uneven
 // and interleaved (two ranks: one host).
 const std::vector<View> kViews = {
     {"plain", 0, 0},
-    {"mapped64K", HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS, 64 * 1024},
+    {"mapped64K", HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD, 64 * 1024},
     {"mapped256B", HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS, 256},
-    {"windows64K", HCOMM_VIEW_MAPPED, 64 * 1024},
+    {"windows64K", HCOMM_VIEW_MAPPED | HCOMM_VIEW_SIGNAL_PAYLOAD, 64 * 1024},
     {"hosts", 0, 0, {0, 0, 1, 1, 0, 2, 1, 2, 0, 3, 3, 1, 2, 3, 0, 1, 2}},
 };
 

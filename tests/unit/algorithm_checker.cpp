@@ -49,6 +49,12 @@ std::vector<Ref> refs_of(const hcomm_step_t& s) {
       return {{&s.src, false, false}, {&s.src2, true, false}, {&s.dst, false, true}};
     case HCOMM_STEP_STORE:
       return {{&s.src, false, false}, {&s.dst, true, true}};
+    case HCOMM_STEP_SIGNAL:  // a payload is read when the signal is raised
+      if (s.bytes) return {{&s.src, false, false}};
+      return {};
+    case HCOMM_STEP_WAIT:  // and written when its wait completes
+      if (s.bytes) return {{&s.dst, false, true}};
+      return {};
     default:
       return {};
   }

@@ -215,8 +215,21 @@ void Simulator::execute(size_t id) {
     case HCOMM_STEP_STORE:
       move(peer.at(s.dst) + offset, mine.at(s.src) + offset, bytes);
       break;
+    case HCOMM_STEP_SIGNAL:  // orders chunks, and hands a payload to its WAIT
+      if (s.bytes) {
+        const uint8_t* src = mine.at(s.src);
+        for (size_t partner : chunk.partners)
+          if (step_of(partner).kind == HCOMM_STEP_WAIT) in_flight_[partner].assign(src, src + s.bytes);
+      }
+      break;
+    case HCOMM_STEP_WAIT:
+      if (s.bytes) {
+        const std::vector<uint8_t> payload = std::move(in_flight_[id]);
+        if (payload.size() == s.bytes) move(mine.at(s.dst), payload.data(), s.bytes);
+      }
+      break;
     default:
-      break;  // SIGNAL and WAIT order chunks and move nothing
+      break;
   }
 }
 

@@ -1,5 +1,6 @@
-/* HComm algorithm plugin interface, ABI 1.1 (1.1 added the variable-size
- * collectives' counts, the mapped-memory steps and the view's window).
+/* HComm algorithm plugin interface, ABI 1.3 (1.1 added the variable-size
+ * collectives' counts, the mapped-memory steps and the view's window; 1.2
+ * the view's hosts; 1.3 signals that carry a small payload).
  *
  * An algorithm turns one collective call into a schedule for this rank: a
  * list of steps, each naming a peer, buffer slices and the steps it waits for.
@@ -71,7 +72,9 @@ typedef enum hcomm_view_flags {
   /* Mapped steps may also name peers' SEND and RECV buffers: the core reads
    * them in place when they are mapped (hcomm_mem_alloc or registered) and
    * with one copy (cross-memory attach) otherwise. */
-  HCOMM_VIEW_PEER_BUFFERS = 1u << 1
+  HCOMM_VIEW_PEER_BUFFERS = 1u << 1,
+  /* ABI 1.3: SIGNAL and WAIT may carry a payload (HCOMM_SIGNAL_PAYLOAD_BYTES). */
+  HCOMM_VIEW_SIGNAL_PAYLOAD = 1u << 2
 } hcomm_view_flags_t;
 
 /* A read-only view of the communicator. */
@@ -102,8 +105,8 @@ typedef enum hcomm_step_kind {
   HCOMM_STEP_LOAD = 5,        /* dst = the peer's src */
   HCOMM_STEP_LOAD_REDUCE = 6, /* dst = src op the peer's src2 */
   HCOMM_STEP_STORE = 7,       /* the peer's dst = src */
-  HCOMM_STEP_SIGNAL = 8,      /* tells the peer this rank got here (flag `match`) */
-  HCOMM_STEP_WAIT = 9         /* waits for the peer's SIGNAL with the same match */
+  HCOMM_STEP_SIGNAL = 8,      /* tells the peer this rank got here (flag `match`); ABI 1.3: with bytes, carries src */
+  HCOMM_STEP_WAIT = 9         /* waits for the peer's SIGNAL with the same match; ABI 1.3: with bytes, into dst */
 } hcomm_step_kind_t;
 
 typedef enum hcomm_buffer {
@@ -123,6 +126,8 @@ typedef struct hcomm_bufref {
 
 #define HCOMM_STEP_MAX_DEPS 8
 #define HCOMM_MAX_SIGNALS 64
+/* ABI 1.3: the most bytes a SIGNAL carries in its flag's cache line. */
+#define HCOMM_SIGNAL_PAYLOAD_BYTES 56
 
 typedef enum hcomm_step_flags {
   /* This reduction produces the final value of its elements: AVG divides here. */
@@ -151,6 +156,12 @@ typedef enum hcomm_step_flags {
  * reused for new data needs the same: its readers' "done" signals first.
  * Across calls the core keeps windows safe: a call writes its half only once
  * every rank finished the call two before, which used the same half.
+ * ABI 1.3: a SIGNAL with bytes (at most HCOMM_SIGNAL_PAYLOAD_BYTES, one
+ * chunk) copies src's bytes into the flag's own cache line before raising
+ * it, and the WAIT it pairs with (bytes equal, one chunk) copies them to dst
+ * when it completes: a small message arrives with its flag, in one cache-line
+ * transfer. Such a signal must be the only one of its peer and match in the
+ * call, and its WAIT the only one of the pair on the peer.
  * LOAD, LOAD_REDUCE and STORE may name this rank as the peer (its own
  * window or buffers). Mapped steps run one call at a time per communicator,
  * in call order, so a call must use mapped steps or the WINDOW on every rank

@@ -1,11 +1,13 @@
 // One-shot allreduce: every rank reads every input and reduces them all in
 // rank order, so every rank computes the same bits after one synchronisation.
-// Small inputs go through the windows (in pieces when larger than a window);
-// larger ones, where ranks may copy from each other's buffers
-// (HCOMM_VIEW_PEER_BUFFERS), are read from the peers' SEND instead: in place
-// where it is mapped, with one copy where it is not.
+// The smallest inputs travel with the signals; small ones go through the
+// windows (in pieces when larger than a window); larger ones, where ranks may
+// copy from each other's buffers (HCOMM_VIEW_PEER_BUFFERS), are read from the
+// peers' SEND instead: in place where it is mapped, with one copy where it is
+// not.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "common/services.hpp"
 #include "direct.hpp"
@@ -38,9 +40,58 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   out.add(copy);
 }
 
+// A message that fits in a flag's line travels in it (where the core carries
+// payloads: HCOMM_VIEW_SIGNAL_PAYLOAD): every rank
+// signals its input to every peer and reduces the inputs in rank order once
+// they are here. Inputs gather in scratch, one slot per rank, this rank's
+// own included, so that RECV (SEND too, in place) is written only after
+// every input was read.
+void build_inline(const DirectCall& direct, ScheduleWriter& out) {
+  const Call& call = direct.call;
+  const uint64_t b = call.bytes;
+  const int n = call.nranks, me = call.rank;
+  direct.builder.need_scratch(&direct.builder, b * static_cast<uint64_t>(n));
+  hcomm_step_t copy = {.kind = HCOMM_STEP_COPY,
+                       .src = at(HCOMM_BUF_SEND, 0),
+                       .dst = at(HCOMM_BUF_SCRATCH, me * b),
+                       .bytes = b,
+                       .nchunks = 1};
+  const int32_t copied = out.add(copy);
+  std::vector<int32_t> arrived(n, copied);
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady,
+                           .src = at(HCOMM_BUF_SCRATCH, me * b), .bytes = b, .nchunks = 1};
+    wait_whole(signal, copied);
+    out.add(signal);
+  }
+  for (int p = 0; p < n; ++p)
+    if (p != me)
+      arrived[p] = out.add({.kind = HCOMM_STEP_WAIT, .peer = p, .match = kInputReady,
+                            .dst = at(HCOMM_BUF_SCRATCH, p * b), .bytes = b, .nchunks = 1});
+  int32_t previous = -1;
+  for (int r = 1; r < n; ++r) {
+    hcomm_step_t reduce = {.kind = HCOMM_STEP_REDUCE,
+                           .flags = r == n - 1 ? static_cast<uint32_t>(HCOMM_STEP_FINAL) : 0u,
+                           .src = r == 1 ? at(HCOMM_BUF_SCRATCH, 0) : at(HCOMM_BUF_RECV, 0),
+                           .src2 = at(HCOMM_BUF_SCRATCH, r * b),
+                           .dst = at(HCOMM_BUF_RECV, 0),
+                           .bytes = b,
+                           .nchunks = 1};
+    if (r == 1) wait_whole(reduce, arrived[0]);
+    if (r == 1) wait_whole(reduce, copied);
+    wait_whole(reduce, arrived[r]);
+    if (previous >= 0) wait_whole(reduce, previous);
+    previous = out.add(reduce);
+  }
+}
+
 void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
   if (direct.call.bytes == 0) return;
-  if (reads_peer_buffers(direct.view, direct.call.bytes))
+  if ((direct.view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && direct.call.nranks > 1 &&
+      direct.call.bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES)
+    build_inline(direct, out);
+  else if (reads_peer_buffers(direct.view, direct.call.bytes))
     build_from_peer_buffers(direct, out);
   else
     build_rounds(direct, RoundKind::kReduceAll, out);
