@@ -220,7 +220,7 @@ struct MappedCase {
   hcomm_op_t op = HCOMM_SUM;
   bool in_place = false;
   uint64_t chunk_bytes = 512 * 1024;
-  uint32_t flags = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS;
+  uint32_t flags = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD;  // as the core's
 };
 
 std::string describe(const MappedCase& c) {
@@ -334,7 +334,8 @@ TEST(ExecutorMapped, DirectAllreduceEveryRankCountAndWindow) {
         MappedJob job(n, window);
         for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}})
           for (uint64_t chunk : {uint64_t{128}, uint64_t{512} * 1024})
-            for (uint32_t flags : {uint32_t{HCOMM_VIEW_MAPPED}, uint32_t{HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS}})
+            for (uint32_t flags : {uint32_t{HCOMM_VIEW_MAPPED},
+                                   uint32_t{HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD}})
               for (bool in_place : {false, true})
                 job.check({.algorithm = algorithm, .nranks = n, .count = count, .in_place = in_place,
                            .chunk_bytes = chunk, .flags = flags});
@@ -528,6 +529,29 @@ TEST(Schedule, BrokenSchedulesAreRejected) {
   s.steps = {step(HCOMM_STEP_STORE, 8)};
   s.steps[0].peer = 1, s.steps[0].dst = {7, 0};
   expect_rejected(s, "a peer's buffer");
+}
+
+// A payload fits in the flag's line, travels in one chunk, and is the only
+// signal of its peer and match in the call.
+TEST(Schedule, SignalPayloadsAreCheckedAndCarried) {
+  Schedule s;
+  s.algorithm = "test";
+  s.args.dtype_size = 4;
+  s.steps = {step(HCOMM_STEP_SIGNAL, HCOMM_SIGNAL_PAYLOAD_BYTES + 4)};
+  s.steps[0].peer = 1;
+  expect_rejected(s, "exceeds HCOMM_SIGNAL_PAYLOAD_BYTES");
+  s.steps = {step(HCOMM_STEP_SIGNAL, 8)};
+  s.steps[0].peer = 1, s.steps[0].nchunks = 2;
+  expect_rejected(s, "more than one chunk");
+  s.steps = {step(HCOMM_STEP_SIGNAL, 8), step(HCOMM_STEP_SIGNAL, 0)};
+  s.steps[0].peer = s.steps[1].peer = 1;
+  expect_rejected(s, "the only one of its peer and match");
+  s.steps = {step(HCOMM_STEP_WAIT, 0), step(HCOMM_STEP_WAIT, 8)};
+  s.steps[0].peer = s.steps[1].peer = 1;
+  expect_rejected(s, "the only one of its peer and match");
+  s.steps = {step(HCOMM_STEP_SIGNAL, 8), step(HCOMM_STEP_SIGNAL, 8)};
+  s.steps[0].peer = 1, s.steps[1].peer = 1, s.steps[1].match = 1;  // another match: fine
+  EXPECT_NO_THROW(finalize_schedule(s, 64, 64));
 }
 
 TEST(Schedule, ChunksCoverTheStepExactly) {
