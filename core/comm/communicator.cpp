@@ -31,6 +31,9 @@ constexpr auto kSpinFor = std::chrono::microseconds(50);
 constexpr auto kYieldFor = std::chrono::microseconds(2000);
 constexpr auto kOversubscribedYieldFor = std::chrono::microseconds(20);
 constexpr int64_t kSleepUs = 1000;
+// A rank that finds a peer waiting on its CPU sleeps until signalled, at most
+// this long: waking, it is placed on an idle CPU if there is one.
+constexpr int64_t kSharedCpuSleepUs = 200;
 // While spinning, a mapped call's flag is looked at this many times between
 // rounds of the progress loop.
 constexpr int kFlagLooks = 64;
@@ -487,7 +490,12 @@ void Communicator::wait(exec::Operation* op) {
       auto idle = now - last_event;
       if (idle < (oversubscribed_ ? Clock::duration::zero() : Clock::duration(kSpinFor))) continue;
       if (idle < (oversubscribed_ ? Clock::duration(kOversubscribedYieldFor) : Clock::duration(kYieldFor))) {
-        sched_yield();
+        // Sleeping rather than yielding when a mapped peer waits on this
+        // CPU lets the scheduler move this rank to an idle one.
+        if (mapped && mapped->shares_cpu())
+          links_->wait(kSharedCpuSleepUs);
+        else
+          sched_yield();
       } else {
         links_->wait(kSleepUs);
         now = Clock::now();

@@ -1,5 +1,7 @@
 #include "core/exec/mapped_io.hpp"
 
+#include <sched.h>
+
 namespace hcomm::exec {
 
 MappedIO::MappedIO(int rank, int nranks, uint64_t window_bytes)
@@ -30,6 +32,15 @@ bool MappedIO::spin(int looks) const {
     __builtin_ia32_pause();
 #endif
   }
+  return false;
+}
+
+bool MappedIO::shares_cpu() {
+  const int cpu = sched_getcpu();
+  header(rank_).cpu.store(cpu, std::memory_order_relaxed);
+  if (cpu < 0) return false;
+  for (int r = 0; r < nranks_; ++r)
+    if (r != rank_ && header(r).cpu.load(std::memory_order_relaxed) == cpu) return true;
   return false;
 }
 

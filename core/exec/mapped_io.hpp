@@ -50,6 +50,11 @@ class MappedIO {
   // true once it happened. A signal is then seen a cache-line transfer after
   // it is raised, not a round of the progress loop later.
   bool spin(int looks) const;
+  // Records the CPU this rank waits on; true when a peer last waited on the
+  // same one. Two spinning ranks the scheduler keeps on one CPU stay there
+  // (each is always runnable and cache-hot); one that sleeps instead is
+  // placed anew when it wakes, on an idle CPU if there is one.
+  bool shares_cpu();
 
   // The mapped calls of this communicator, kept by the executor.
   struct Calls {

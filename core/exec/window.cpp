@@ -18,6 +18,7 @@ void initialise(void* base, const Layout& layout, int rank) {
   h->rank = rank;
   h->nranks = layout.nranks;
   h->window_bytes = layout.window_bytes;
+  h->cpu.store(-1, std::memory_order_relaxed);
   auto* bytes = static_cast<uint8_t*>(base);
   for (int w = 0; w < layout.nranks; ++w)
     for (uint32_t m = 0; m < HCOMM_MAX_SIGNALS; ++m) new (bytes + layout.flag_offset(w, m)) Flag{};

@@ -79,6 +79,9 @@ struct Header {
   // timeout. So does a wait for `completed`.
   alignas(kLine) std::atomic<uint32_t> sleeping;
   std::atomic<uint32_t> bell;
+  // The CPU the owner last waited on (-1: unknown), for peers to see when two
+  // ranks share a CPU while another one idles.
+  std::atomic<int32_t> cpu;
   // Calls alternate between two publications, as between the halves.
   Publication published[2];
 };
