@@ -56,6 +56,26 @@ void describe_cpus(hwloc_topology_t topo, Description& d) {
     d.last_cpu = hwloc_bitmap_first(set.get());
 }
 
+void format_pci(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci, char (&out)[16]) {
+  std::snprintf(out, sizeof out, "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.dev, pci.func);
+}
+
+// The NUMA node of the CPUs an I/O object hangs off, -1 when unknown.
+int32_t numa_near(hwloc_topology_t topo, hwloc_obj_t io) {
+  hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, io);
+  return near && near->cpuset ? numa_of(topo, near->cpuset) : -1;
+}
+
+// The devices found, sorted by `key` (a text field), the first N into `out`.
+template <class T, size_t N, class Key>
+uint32_t keep_first(std::vector<T>& found, T (&out)[N], Key key, const char* what) {
+  std::sort(found.begin(), found.end(), [&](const T& a, const T& b) { return std::strcmp(key(a), key(b)) < 0; });
+  if (found.size() > N) HCOMM_WARN(TOPO, "this host has %zu %s; the topology keeps the first %zu", found.size(), what, N);
+  const size_t kept = std::min(found.size(), N);
+  std::copy_n(found.begin(), kept, out);
+  return static_cast<uint32_t>(kept);
+}
+
 void describe_nics(hwloc_topology_t topo, Description& d) {
   std::vector<Nic> nics;
   for (hwloc_obj_t os = hwloc_get_next_osdev(topo, nullptr); os; os = hwloc_get_next_osdev(topo, os)) {
@@ -64,21 +84,15 @@ void describe_nics(hwloc_topology_t topo, Description& d) {
     Nic nic{};
     set_field(nic.name, os->name);
     nic.kind = type == HWLOC_OBJ_OSDEV_OPENFABRICS ? kNicOpenFabrics : kNicNetwork;
-    for (hwloc_obj_t p = os->parent; p; p = p->parent) {
-      if (p->type != HWLOC_OBJ_PCI_DEVICE) continue;
-      const auto& pci = p->attr->pcidev;
-      std::snprintf(nic.pci, sizeof nic.pci, "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.dev, pci.func);
-      break;
-    }
-    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, os);
-    nic.numa = near && near->cpuset ? numa_of(topo, near->cpuset) : -1;
+    for (hwloc_obj_t p = os->parent; p; p = p->parent)
+      if (p->type == HWLOC_OBJ_PCI_DEVICE) {
+        format_pci(p->attr->pcidev, nic.pci);
+        break;
+      }
+    nic.numa = numa_near(topo, os);
     nics.push_back(nic);
   }
-  std::sort(nics.begin(), nics.end(), [](const Nic& a, const Nic& b) { return std::strcmp(a.name, b.name) < 0; });
-  if (nics.size() > kMaxNics)
-    HCOMM_WARN(TOPO, "this host has %zu NICs; the topology keeps the first %d by name", nics.size(), kMaxNics);
-  d.nnics = static_cast<uint32_t>(std::min<size_t>(nics.size(), kMaxNics));
-  std::copy_n(nics.begin(), d.nnics, d.nics);
+  d.nnics = keep_first(nics, d.nics, [](const Nic& n) { return n.name; }, "NICs (by name)");
 }
 
 constexpr uint16_t kVendorNvidia = 0x10de;
@@ -93,21 +107,16 @@ void describe_gpus(hwloc_topology_t topo, Description& d) {
     const bool display = pci.class_id == 0x0300 || pci.class_id == 0x0302;
     if (!display || (pci.vendor_id != kVendorNvidia && pci.vendor_id != kVendorAmd)) continue;
     Gpu gpu{};
-    std::snprintf(gpu.pci, sizeof gpu.pci, "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.dev, pci.func);
+    format_pci(pci, gpu.pci);
     for (hwloc_obj_t os = dev->io_first_child; os; os = os->next_sibling)
       if (os->type == HWLOC_OBJ_OS_DEVICE && os->name) {
         set_field(gpu.name, os->name);
         break;
       }
-    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, dev);
-    gpu.numa = near && near->cpuset ? numa_of(topo, near->cpuset) : -1;
+    gpu.numa = numa_near(topo, dev);
     gpus.push_back(gpu);
   }
-  std::sort(gpus.begin(), gpus.end(), [](const Gpu& a, const Gpu& b) { return std::strcmp(a.pci, b.pci) < 0; });
-  if (gpus.size() > kMaxGpus)
-    HCOMM_WARN(TOPO, "this host has %zu GPUs; the topology keeps the first %d by PCI bus id", gpus.size(), kMaxGpus);
-  d.ngpus = static_cast<uint32_t>(std::min<size_t>(gpus.size(), kMaxGpus));
-  std::copy_n(gpus.begin(), d.ngpus, d.gpus);
+  d.ngpus = keep_first(gpus, d.gpus, [](const Gpu& g) { return g.pci; }, "GPUs (by PCI bus id)");
 }
 
 // The machine as hwloc sees it, loaded once per process (it takes tens of
