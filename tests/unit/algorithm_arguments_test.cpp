@@ -61,6 +61,7 @@ Outcome in_child(const std::function<hcomm_result_t(RankSchedule&)>& call) {
     alarm(30);  // a build that hangs fails with SIGALRM
     close(fds[0]);
     RankSchedule out;
+    AlgorithmPlugins::get().reclaim();
     plugin_error_text().clear();
     const int32_t head[2] = {static_cast<int32_t>(call(out)), static_cast<int32_t>(out.steps.size())};
     const std::string& text = plugin_error_text();

@@ -97,6 +97,10 @@ void AlgorithmPlugins::load(const std::string& path) {
   headers_.push_back(header);
 }
 
+void AlgorithmPlugins::reclaim() const {
+  for (const hcomm_plugin_header_t* h : headers_) iface(h)->init(&kServices);
+}
+
 std::vector<AlgorithmEntry> algorithm_entries() {
   std::vector<AlgorithmEntry> entries;
   std::set<std::string> ids;

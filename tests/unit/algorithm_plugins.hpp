@@ -25,6 +25,10 @@ class AlgorithmPlugins {
   }
   // The first algorithm called `name` that serves `coll`, or nullptr.
   const hcomm_algorithm_desc_t* find(const char* name, hcomm_coll_t coll) const;
+  // Hands the plugins these tests' services again: the core's loader opens
+  // the same libraries and initialises them with its own, after which their
+  // errors would no longer reach plugin_error_text().
+  void reclaim() const;
 
  private:
   AlgorithmPlugins();
