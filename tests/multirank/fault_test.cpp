@@ -87,6 +87,9 @@ class Job {
       setenv("HCOMM_TRANSPORTS", transports_, 1);
       setenv("HCOMM_TIMEOUT", timeout_, 1);
       setenv("HCOMM_TCP_IF_ADDR", "127.0.0.1", 1);
+      // ucx and ofi over their shared memory, unless the caller chose
+      setenv("UCX_TLS", "sm,self", 0);
+      setenv("HCOMM_OFI_PROVIDER", "shm", 0);
       Outcome& out = outcomes_[r];
       hcomm_comm_t comm = nullptr;
       auto start = Clock::now();
@@ -225,8 +228,20 @@ TEST_P(KilledRank, SurvivorsFailWithinFiveSecondsNamingThePeer) {
   EXPECT_TRUE(shm_leftovers(job.pids()).empty());
 }
 
+// The transports built here: ucx and ofi are optional at build time.
+std::vector<const char*> fault_transports() {
+  std::vector<const char*> transports = {"tcp", "shm"};
+#ifdef HCOMM_TEST_HAVE_UCX
+  transports.push_back("ucx");
+#endif
+#ifdef HCOMM_TEST_HAVE_OFI
+  transports.push_back("ofi");
+#endif
+  return transports;
+}
+
 INSTANTIATE_TEST_SUITE_P(TransportsAndCollectives, KilledRank,
-                         ::testing::Combine(::testing::Values("tcp", "shm"), ::testing::ValuesIn(kFaultCalls)),
+                         ::testing::Combine(::testing::ValuesIn(fault_transports()), ::testing::ValuesIn(kFaultCalls)),
                          [](const auto& test) {
                            return std::string(std::get<0>(test.param)) + "_" + std::get<1>(test.param).name;
                          });

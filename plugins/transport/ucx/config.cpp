@@ -17,6 +17,11 @@ Config Config::read(const plugin::Services& services) {
     HCOMM_PLUGIN_THROW(HCOMM_ERR_CONFIG,
                        "HCOMM_UCX_KEEPALIVE_MS=%lld: give milliseconds from 1 to %lld, or 0 for UCX's own interval",
                        c.keepalive_ms, kMaxKeepaliveMs);
+  const long long host_peer_failure = services.setting_int("HCOMM_UCX_HOST_PEER_FAILURE");
+  if (host_peer_failure != 0 && host_peer_failure != 1)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_CONFIG, "HCOMM_UCX_HOST_PEER_FAILURE=%lld: give 1 (safe) or 0 (fast)",
+                       host_peer_failure);
+  c.host_peer_failure = host_peer_failure == 1;
   return c;
 }
 

@@ -6,14 +6,16 @@ namespace hcomm::ucx {
 
 using plugin::format;
 
-// A peer process of this host is watched through its pidfd; UCX's own
-// peer-failure mode is then left off, because with it UCX 1.13 gives up
-// cross-memory attach and moves large messages through shared-memory
-// fragments, about ten times slower (benchmarks/ucx.md). Other peers get
-// UCX's peer-failure mode and its error handler.
+// A peer process of this host is also watched through its pidfd. With
+// HCOMM_UCX_HOST_PEER_FAILURE=0 UCX's own peer-failure mode is left off for
+// it, because with it UCX 1.13 gives up cross-memory attach and moves large
+// messages through shared-memory fragments, about ten times slower
+// (benchmarks/ucx.md); but UCX then takes a copy that fails because the peer
+// died as fatal and aborts. By default every peer gets UCX's peer-failure
+// mode and its error handler.
 Endpoint::Endpoint(Net& net, int peer_rank, const PeerAddress& peer) : net_(net), peer_rank_(peer_rank) {
   if (net.local().same_process_space(peer)) process_ = std::make_unique<PeerProcess>(peer.pid);
-  const bool watched = process_ && process_->fd() >= 0;
+  const bool watched = !net.config().host_peer_failure && process_ && process_->fd() >= 0;
   ucp_ep_params_t params{
       .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
       .address = reinterpret_cast<const ucp_address_t*>(peer.worker.data()),
@@ -94,12 +96,27 @@ Request* Endpoint::irecv(void* buf, size_t len, uint64_t tag) {
   return request;
 }
 
-void Endpoint::peer_closed() {
+void Endpoint::peer_closed() { peer_gone(format("ucx: rank %d closed its endpoint", peer_rank_)); }
+
+void Endpoint::process_died() { lost(format("ucx: rank %d died (its process has exited)", peer_rank_)); }
+
+// A peer that finished its part and left before its goodbye arrived fails
+// nothing here: with no request of this rank waiting on it, it is gone as
+// after a goodbye (what it sent stays receivable, later requests fail).
+// With requests waiting, they fail and progress reports the loss.
+void Endpoint::lost(const std::string& text) {
+  if (pending_.empty())
+    peer_gone(text);
+  else
+    fail(text);
+}
+
+void Endpoint::peer_gone(std::string text) {
   if (state_ != State::kReady) return;
   state_ = State::kPeerClosed;
-  error_ = format("ucx: rank %d closed its endpoint", peer_rank_);
+  error_ = std::move(text);
   // Receives still posted were not matched by anything the peer sent before
-  // its goodbye, and sends it will not receive: both fail.
+  // it left, and sends it will not receive: both fail.
   fail_pending(HCOMM_ERR_REMOTE, error_, true);
   release_ep(true);
   net_.log(HCOMM_LOG_DEBUG, error_);
@@ -107,12 +124,7 @@ void Endpoint::peer_closed() {
 
 void Endpoint::ucx_failed(ucs_status_t status) {
   // Not ready: the peer's goodbye came first, and the ucp endpoint is closed already.
-  if (state_ == State::kReady)
-    fail(format("ucx: connection to rank %d lost: %s", peer_rank_, ucs_status_string(status)));
-}
-
-void Endpoint::process_died() {
-  if (state_ == State::kReady) fail(format("ucx: rank %d died (its process has exited)", peer_rank_));
+  if (state_ == State::kReady) lost(format("ucx: connection to rank %d lost: %s", peer_rank_, ucs_status_string(status)));
 }
 
 void Endpoint::fail(const std::string& text) {

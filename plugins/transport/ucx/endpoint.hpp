@@ -39,7 +39,7 @@ class Endpoint {
   void peer_closed();
   // UCX's error handler fired for the ucp endpoint.
   void ucx_failed(ucs_status_t status);
-  // The peer process of this host has exited.
+  // The peer process of this host has exited: as after a goodbye.
   bool process_alive() const { return !process_ || process_->alive(); }
   void process_died();
   // Orderly close: pending receives fail, sends still go, the peer is told.
@@ -55,6 +55,10 @@ class Endpoint {
   enum class State { kReady, kPeerClosed, kFailed, kClosed };
 
   void check_usable(const char* call) const;
+  // The peer left (goodbye or exit), said by `text`.
+  void peer_gone(std::string text);
+  // The peer was lost (died, connection broken): peer_gone or fail.
+  void lost(const std::string& text);
   // Marks the pending requests (the sends too when `sends`) with the
   // outcome, cancels the receives, and detaches them all.
   void fail_pending(hcomm_result_t code, const std::string& text, bool sends);

@@ -25,6 +25,7 @@ class Endpoint;
 class Net {
  public:
   Net(Context& context, const hcomm_transport_open_args_t& args);
+  const Config& config() const { return context_.config(); }
   ~Net();
   Net(const Net&) = delete;
   Net& operator=(const Net&) = delete;
