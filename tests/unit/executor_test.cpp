@@ -532,8 +532,9 @@ TEST(Schedule, BrokenSchedulesAreRejected) {
 }
 
 // A payload fits in the flag's line, travels in one chunk, and is the only
-// signal of its peer and match in the call.
-TEST(Schedule, SignalPayloadsAreCheckedAndCarried) {
+// signal of its peer and match in the call (ExecutorMapped's one-shot calls
+// carry payloads through the executor).
+TEST(Schedule, SignalPayloadsAreChecked) {
   Schedule s;
   s.algorithm = "test";
   s.args.dtype_size = 4;

@@ -41,9 +41,8 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
 }
 
 // A message that fits in a flag's line travels in it (where the core carries
-// payloads: HCOMM_VIEW_SIGNAL_PAYLOAD): every rank
-// signals its input to every peer and reduces the inputs in rank order once
-// they are here. Inputs gather in scratch, one slot per rank, this rank's
+// payloads: HCOMM_VIEW_SIGNAL_PAYLOAD): every rank signals its input to every
+// peer and reduces the inputs in rank order once they are here. Inputs gather in scratch, one slot per rank, this rank's
 // own included, so that RECV (SEND too, in place) is written only after
 // every input was read.
 void build_inline(const DirectCall& direct, ScheduleWriter& out) {
@@ -78,9 +77,13 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out) {
                            .dst = at(HCOMM_BUF_RECV, 0),
                            .bytes = b,
                            .nchunks = 1};
-    if (r == 1) wait_whole(reduce, arrived[0]);
-    if (r == 1) wait_whole(reduce, copied);
-    wait_whole(reduce, arrived[r]);
+    // The first also waits for the copy of this rank's input (in place, it
+    // overwrites it), which stands for this rank's own arrival.
+    if (r == 1) {
+      wait_whole(reduce, copied);
+      if (arrived[0] != copied) wait_whole(reduce, arrived[0]);
+    }
+    if (arrived[r] != copied) wait_whole(reduce, arrived[r]);
     if (previous >= 0) wait_whole(reduce, previous);
     previous = out.add(reduce);
   }

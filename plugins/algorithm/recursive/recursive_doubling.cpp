@@ -110,16 +110,24 @@ double allreduce_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* co
   return cost;
 }
 
-// log2 p rounds that together move (p-1)/p of the result; a fold sends one
-// block in and the whole result back.
+// log2 p rounds that together move (p-1)/p of the result, round k 2^k/p of
+// it over the link its pairs use; a fold sends one block in and the whole
+// result back.
 double allgather_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
   const double block = static_cast<double>(args->count) * static_cast<double>(args->dtype_size);
-  const hcomm_link_model_t& link = comm->link;
-  if (comm->nranks <= 1) return args->in_place ? 0.0 : block * link.gamma_us_per_byte;
+  if (comm->nranks <= 1) return args->in_place ? 0.0 : block * comm->link.gamma_us_per_byte;
   const FoldedHypercube cube(comm->nranks, 0);
-  const double total = block * comm->nranks, p = cube.size();
-  const double fold = cube.size() == comm->nranks ? 0.0 : 2 * link.alpha_us + (block + total) * link.beta_us_per_byte;
-  return cube.rounds() * link.alpha_us + total * (p - 1) / p * link.beta_us_per_byte + fold;
+  const double total = block * comm->nranks;
+  double cost = 0, part = total / cube.size();
+  for (int k = 0; k < cube.rounds(); ++k, part *= 2) {
+    const hcomm_link_model_t l = round_link(*comm, cube, FoldedHypercube::doubling_distance(k));
+    cost += l.alpha_us + part * l.beta_us_per_byte;
+  }
+  if (cube.size() != comm->nranks) {
+    const hcomm_link_model_t f = fold_link(*comm, cube);
+    cost += 2 * f.alpha_us + (block + total) * f.beta_us_per_byte;
+  }
+  return cost;
 }
 
 hcomm_result_t allreduce_build(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm,

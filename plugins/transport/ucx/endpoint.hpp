@@ -39,7 +39,7 @@ class Endpoint {
   void peer_closed();
   // UCX's error handler fired for the ucp endpoint.
   void ucx_failed(ucs_status_t status);
-  // The peer process of this host has exited: as after a goodbye.
+  // The peer process of this host has exited (see lost).
   bool process_alive() const { return !process_ || process_->alive(); }
   void process_died();
   // Orderly close: pending receives fail, sends still go, the peer is told.
