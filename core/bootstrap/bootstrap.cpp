@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
 #include "core/bootstrap/client.hpp"
@@ -133,6 +134,18 @@ RootAddress root_from_env() {
   return root;
 }
 
+// hcomm-run binds the root's port before it starts the ranks and hands rank 0
+// the listening socket, so that no other process takes the port in between.
+Fd inherited_listener(const RootAddress& root) {
+  const int64_t fd = settings::get_int("HCOMM_ROOT_FD");
+  if (fd < 0 || fd > std::numeric_limits<int>::max()) return Fd();
+  Fd listener = adopt_listener(static_cast<int>(fd), root.listen_on);
+  if (!listener)
+    HCOMM_INFO(INIT, "bootstrap: HCOMM_ROOT_FD=%lld is not a socket listening on %s; binding a new one",
+               static_cast<long long>(fd), root.text.c_str());
+  return listener;
+}
+
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -197,9 +210,9 @@ std::unique_ptr<Bootstrap> from_variables(double timeout_s) {
   const bool serves = shape.rank == 0;
   const Secret secret = secret_from_env(serves, root.text);
   if (serves) {
-    Fd listener;
+    Fd listener = inherited_listener(root);
     try {
-      listener = listen_on(root.listen_on);
+      if (!listener) listener = listen_on(root.listen_on);
     } catch (const Error& e) {
       HCOMM_THROW(e.code(), "%s (HCOMM_ROOT=%s)", e.what(), root.text.c_str());
     }

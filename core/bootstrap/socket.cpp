@@ -1,6 +1,7 @@
 #include "core/bootstrap/socket.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -151,6 +152,22 @@ Fd listen_on(const Endpoint& at) {
   if (::listen(fd.get(), SOMAXCONN) != 0)
     HCOMM_THROW(HCOMM_ERR_SYSTEM, "bootstrap: cannot listen on %s: %s", at.to_string().c_str(), std::strerror(errno));
   return fd;
+}
+
+Fd adopt_listener(int fd, const Endpoint& at) {
+  int listening = 0, type = 0;
+  socklen_t len = sizeof listening;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) return Fd();
+  len = sizeof type;
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) return Fd();
+  sockaddr_in sa{};
+  len = sizeof sa;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0 || sa.sin_family != AF_INET) return Fd();
+  const Endpoint bound = from_sockaddr(sa);
+  if (bound.port != at.port || (bound.ip != at.ip && bound.ip != htonl(INADDR_ANY))) return Fd();
+  if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 || ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+    return Fd();
+  return Fd(fd);
 }
 
 Fd accept_connection(int listener, Endpoint* peer) {

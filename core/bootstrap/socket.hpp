@@ -68,6 +68,10 @@ uint32_t first_non_loopback_ipv4();
 // A listening socket on `at` (port 0: an ephemeral one) with SO_REUSEADDR;
 // throws HCOMM_ERR_SYSTEM naming the address.
 Fd listen_on(const Endpoint& at);
+// Takes over `fd` when it is a TCP socket listening on `at` (a launcher bound
+// it before starting this process), made non-blocking and close-on-exec; no
+// descriptor, and `fd` left alone, when it is anything else.
+Fd adopt_listener(int fd, const Endpoint& at);
 // Accepts one waiting connection (non-blocking, close-on-exec, no Nagle
 // delay); no descriptor when none waits or accept failed (errno says which).
 Fd accept_connection(int listener, Endpoint* peer);

@@ -46,6 +46,8 @@ std::vector<Decl> core_settings() {
       d("HCOMM_LOCAL_RANK", HCOMM_SETTING_INT, "", "Rank among the ranks of this host (set by hcomm-run)."),
       d("HCOMM_LOCAL_SIZE", HCOMM_SETTING_INT, "", "Number of ranks on this host (set by hcomm-run)."),
       d("HCOMM_ROOT", HCOMM_SETTING_STRING, "", "Rendezvous address host:port that rank 0 serves."),
+      d("HCOMM_ROOT_FD", HCOMM_SETTING_INT, "-1",
+        "A socket already listening on HCOMM_ROOT's port that rank 0 takes over (set by hcomm-run)."),
       d("HCOMM_SECRET", HCOMM_SETTING_STRING, "", "The job's secret (32 hex digits) that rendezvous clients present."),
       d("HCOMM_BOOTSTRAP_ADDR", HCOMM_SETTING_STRING, "",
         "IPv4 address the rendezvous of hcomm_get_unique_id listens on; empty: the first non-loopback one."),

@@ -87,6 +87,7 @@ void Job::start_rank(int rank, const JobIdentity& identity) {
                     .program = program_,
                     .argv = options_.command,
                     .env = rank_environment(environ, identity, rank, options_.nranks),
+                    .inherited_fd = rank == 0 ? identity.listener.get() : -1,
                     .signal_mask = signals_.original_mask()};
   Pipe out, err;
   if (options_.tag_output) {

@@ -1,6 +1,7 @@
 #include "rank_environment.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -12,26 +13,31 @@
 #include <system_error>
 #include <utility>
 
-#include "unique_fd.hpp"
 
 namespace hcomm::run {
 namespace {
 
 [[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
 
-// Binding port 0 makes the kernel pick a free port; the socket is closed again
-// before rank 0 binds it (it never listened, so the port is free at once).
-int free_loopback_port() {
+// Port 0 makes the kernel pick a free port. The descriptor is 3 or above, so
+// that a rank's standard streams never replace it.
+UniqueFd loopback_listener(int* port) {
   UniqueFd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!sock.valid()) throw_errno("socket");
+  if (sock.get() <= STDERR_FILENO) {
+    sock.reset(::fcntl(sock.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1));
+    if (!sock.valid()) throw_errno("fcntl(F_DUPFD_CLOEXEC)");
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
   if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw_errno("bind 127.0.0.1:0");
+  if (::listen(sock.get(), SOMAXCONN) != 0) throw_errno("listen");
   socklen_t len = sizeof addr;
   if (::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) throw_errno("getsockname");
-  return ntohs(addr.sin_port);
+  *port = ntohs(addr.sin_port);
+  return sock;
 }
 
 std::string random_hex(size_t nbytes) {
@@ -54,18 +60,23 @@ std::string random_hex(size_t nbytes) {
 using Variable = std::pair<std::string, std::string>;
 
 std::vector<Variable> job_variables(const JobIdentity& job, int rank, int nranks) {
-  return {{"HCOMM_RANK", std::to_string(rank)},
-          {"HCOMM_SIZE", std::to_string(nranks)},
-          {"HCOMM_LOCAL_RANK", std::to_string(rank)},
-          {"HCOMM_LOCAL_SIZE", std::to_string(nranks)},
-          {"HCOMM_ROOT", job.root},
-          {"HCOMM_SECRET", job.secret}};
+  std::vector<Variable> v = {{"HCOMM_RANK", std::to_string(rank)},
+                             {"HCOMM_SIZE", std::to_string(nranks)},
+                             {"HCOMM_LOCAL_RANK", std::to_string(rank)},
+                             {"HCOMM_LOCAL_SIZE", std::to_string(nranks)},
+                             {"HCOMM_ROOT", job.root},
+                             {"HCOMM_SECRET", job.secret},
+                             {"HCOMM_ROOT_FD", ""}};
+  if (rank == 0 && job.listener.valid()) v.back().second = std::to_string(job.listener.get());
+  return v;
 }
 
 }  // namespace
 
 JobIdentity JobIdentity::create() {
-  return JobIdentity{.root = "127.0.0.1:" + std::to_string(free_loopback_port()), .secret = random_hex(16)};
+  int port = 0;
+  UniqueFd listener = loopback_listener(&port);
+  return JobIdentity{.root = "127.0.0.1:" + std::to_string(port), .secret = random_hex(16), .listener = std::move(listener)};
 }
 
 std::vector<std::string> rank_environment(const char* const* base, const JobIdentity& job, int rank, int nranks) {
@@ -77,7 +88,8 @@ std::vector<std::string> rank_environment(const char* const* base, const JobIden
   std::vector<std::string> env;
   for (const char* const* entry = base; entry && *entry; ++entry)
     if (!is_replaced(*entry)) env.emplace_back(*entry);
-  for (const auto& [name, value] : variables) env.push_back(name + "=" + value);
+  for (const auto& [name, value] : variables)
+    if (!value.empty()) env.push_back(name + "=" + value);
   // Every rank runs on this host: TCP links stay on loopback unless the user chose an interface.
   const bool has_if_addr = std::any_of(env.begin(), env.end(), [](const std::string& e) {
     return e.rfind("HCOMM_TCP_IF_ADDR=", 0) == 0;

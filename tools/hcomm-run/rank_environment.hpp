@@ -5,13 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "unique_fd.hpp"
+
 namespace hcomm::run {
 
 // What every rank of one job shares: where rank 0 serves the rendezvous and
 // the secret that the rendezvous asks of every rank.
 struct JobIdentity {
-  std::string root;    // 127.0.0.1:<port>, a port free when the job starts
+  std::string root;    // 127.0.0.1:<port>
   std::string secret;  // 32 hex digits from the kernel's random source
+  // Already listening on the root's port, inherited by rank 0 (HCOMM_ROOT_FD):
+  // no other process can take the port between its choice and rank 0's start.
+  UniqueFd listener;
 
   static JobIdentity create();  // throws std::system_error
 };

@@ -35,6 +35,7 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   }
   if (launch.stdout_fd >= 0) ::dup2(launch.stdout_fd, STDOUT_FILENO);
   if (launch.stderr_fd >= 0) ::dup2(launch.stderr_fd, STDERR_FILENO);
+  if (launch.inherited_fd >= 0) ::fcntl(launch.inherited_fd, F_SETFD, 0);
   ::signal(SIGPIPE, SIG_DFL);
   ::sigprocmask(SIG_SETMASK, &launch.signal_mask, nullptr);
   ::execve(launch.program.c_str(), argv, envp);

@@ -17,6 +17,7 @@ struct RankLaunch {
   std::vector<std::string> env;
   int stdout_fd = -1;  // -1: hcomm-run's own
   int stderr_fd = -1;
+  int inherited_fd = -1;  // kept open across exec (-1: none)
   sigset_t signal_mask{};
 };
 

@@ -213,14 +213,18 @@ void Endpoint::check_peer(Clock::time_point now) {
   ::shm_unlink(peer_.segment_name);
 }
 
+// A peer closes its producer side before its consumer side: once either is
+// seen closed, everything it sent (messages, acks) is in the FIFO and is
+// delivered before the rest fails.
 void Endpoint::check_closed_by_peer() {
   if (failure_) return;
   const bool receiver_gone = out_control_->consumer_closed.load(std::memory_order_acquire) != 0;
-  const bool sender_gone =
+  const bool sender_closed =
       in_control_ &&
-      in_control_->producer_state.load(std::memory_order_acquire) == static_cast<uint32_t>(SlotState::Closed) &&
-      !in_->readable();
-  if (receiver_gone || sender_gone)
+      in_control_->producer_state.load(std::memory_order_acquire) == static_cast<uint32_t>(SlotState::Closed);
+  if (!receiver_gone && !sender_closed) return;
+  receive(std::numeric_limits<size_t>::max());
+  if (receiver_gone || !in_->readable())
     fail(HCOMM_ERR_REMOTE, plugin::format("shm: %s closed its endpoint", describe_peer().c_str()));
 }
 
