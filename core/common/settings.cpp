@@ -80,6 +80,15 @@ std::vector<Decl> core_settings() {
   subsys.check = valid_subsys_list;
   subsys.accepted = "a comma-separated list of INIT, NET, ALGO, TOPO, EXEC, PLUGIN, ALL, optionally after ^";
   v.push_back(subsys);
+  Decl stream = d("HCOMM_STREAM_STORES", HCOMM_SETTING_STRING, "auto",
+                  "Reductions whose result is at least this size store it non-temporally (past the cache): a size, "
+                  "auto (twice the per-core L2 cache) or off.");
+  stream.check = [](const std::string& t) {
+    uint64_t bytes = 0;
+    return t == "auto" || t == "off" || parse_size(t, &bytes);
+  };
+  stream.accepted = "auto, off, or a byte count with an optional K, M or G suffix";
+  v.push_back(stream);
   return v;
 }
 

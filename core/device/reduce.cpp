@@ -2,9 +2,14 @@
 // for this CPU, picked once.
 #include "core/device/reduce.hpp"
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <limits>
+#include <string>
 
 #include "core/common/error.hpp"
+#include "core/common/settings.hpp"
 #include "core/device/float16.hpp"
 #include "core/device/reduce_isa.hpp"
 
@@ -115,7 +120,7 @@ Isa best_isa() {
 }
 
 void reduce_with(const KernelTable& kernels, hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a,
-                 const void* b, size_t count, int avg_divisor) {
+                 const void* b, size_t count, int avg_divisor, Stores stores) {
   check_dtype("reduce", dtype);
   if (static_cast<unsigned>(op) >= HCOMM_NUM_OPS)
     HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "reduce: op %d is not an hcomm_op_t; pass one of HCOMM_SUM..HCOMM_AVG",
@@ -132,7 +137,7 @@ void reduce_with(const KernelTable& kernels, hcomm_dtype_t dtype, hcomm_op_t op,
   check_no_partial_overlap("b", dst, b, bytes);
   // Without a divisor the division comes later, by divide(); by 1 it changes nothing.
   if (op == HCOMM_AVG && avg_divisor <= 1) op = HCOMM_SUM;
-  kernels.reduce[dtype][op](dst, a, b, count, avg_divisor);
+  kernels.reduce[dtype][op](dst, a, b, count, avg_divisor, stores == Stores::kStreamed);
 }
 
 void divide_with(const KernelTable& kernels, hcomm_dtype_t dtype, void* dst, size_t count, int divisor) {
@@ -145,9 +150,24 @@ void divide_with(const KernelTable& kernels, hcomm_dtype_t dtype, void* dst, siz
   if (divisor > 1) kernels.divide[dtype](dst, count, divisor);  // by 1 it changes nothing
 }
 
-void reduce(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const void* b, size_t count,
-            int avg_divisor) {
-  reduce_with(best_kernels(), dtype, op, dst, a, b, count, avg_divisor);
+void reduce(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const void* b, size_t count, int avg_divisor,
+            Stores stores) {
+  reduce_with(best_kernels(), dtype, op, dst, a, b, count, avg_divisor, stores);
+}
+
+// Measured on a 2-core VM with 2 MiB of L2 per core, 2-rank one-shot
+// allreduce: streamed stores cost 10% at 1 MiB, break even at 2-4 MiB and
+// save 18-35% from 8 MiB on.
+Stores stores_for(uint64_t bytes) {
+  static const uint64_t threshold = [] {
+    const std::string text = settings::get_string("HCOMM_STREAM_STORES");
+    uint64_t given = 0;
+    if (text == "off") return std::numeric_limits<uint64_t>::max();
+    if (text != "auto" && settings::parse_size(text, &given)) return given;
+    const long l2 = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? 2 * static_cast<uint64_t>(l2) : uint64_t{4} << 20;
+  }();
+  return bytes >= threshold ? Stores::kStreamed : Stores::kCached;
 }
 
 void divide(hcomm_dtype_t dtype, void* dst, size_t count, int divisor) {

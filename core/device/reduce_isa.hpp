@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "core/device/reduce.hpp"
 #include "hcomm/types.h"
 
 namespace hcomm::device {
@@ -15,8 +16,9 @@ enum class Isa { kPortable, kAvx2, kAvx512 };
 inline constexpr Isa kAllIsas[] = {Isa::kPortable, Isa::kAvx2, Isa::kAvx512};
 
 // dst[i] = a[i] op b[i]; the AVG entries divide by avg_divisor, which must be
-// at least 2 (reduce_with turns AVG by 0 or 1 into SUM).
-using ReduceKernel = void (*)(void* dst, const void* a, const void* b, size_t count, int avg_divisor);
+// at least 2 (reduce_with turns AVG by 0 or 1 into SUM). `stream`: store the
+// results non-temporally where aligned (device::Stores).
+using ReduceKernel = void (*)(void* dst, const void* a, const void* b, size_t count, int avg_divisor, bool stream);
 // dst[i] /= divisor, divisor at least 2 (divide_with skips 1).
 using DivideKernel = void (*)(void* dst, size_t count, int divisor);
 
@@ -36,7 +38,7 @@ Isa best_isa();
 // reduce() and divide() of reduce.hpp, with the same argument checks, on the
 // given table (reduce.hpp's run the best ISA's).
 void reduce_with(const KernelTable& kernels, hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a,
-                 const void* b, size_t count, int avg_divisor);
+                 const void* b, size_t count, int avg_divisor, Stores stores = Stores::kCached);
 void divide_with(const KernelTable& kernels, hcomm_dtype_t dtype, void* dst, size_t count, int divisor);
 
 // One translation unit per instruction set defines its table; null where that

@@ -17,6 +17,9 @@
 #include <cstdint>
 #include <type_traits>
 #include <utility>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "core/device/float16.hpp"
 #include "core/device/reduce_isa.hpp"
@@ -191,7 +194,8 @@ struct Block {
 //   using Block;                    // Block<vector of values, K>
 //   static constexpr size_t kElements;
 //   static Block load(const Stored*);
-//   static void store(Stored*, const Block&);
+//   template <bool kStream> static void store(Stored*, const Block&);
+// (kStream: non-temporal, to a block-aligned address).
 
 template <class V>
 V load_vector(const void* p) {
@@ -205,6 +209,32 @@ void store_vector(void* p, V v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
 
+// A non-temporal store of a vector to an address aligned to its size: it
+// goes to memory without first reading the line into the cache.
+template <class V>
+void stream_vector(void* p, V v) {
+#if defined(__x86_64__)
+  if constexpr (sizeof(V) == 64)
+    _mm512_stream_si512(static_cast<__m512i*>(p), (__m512i)v);
+  else if constexpr (sizeof(V) == 32)
+    _mm256_stream_si256(static_cast<__m256i*>(p), (__m256i)v);
+  else if constexpr (sizeof(V) == 16)
+    _mm_stream_si128(static_cast<__m128i*>(p), (__m128i)v);
+  else
+    store_vector(p, v);
+#else
+  store_vector(p, v);
+#endif
+}
+
+// Orders the non-temporal stores before later stores (a flag raised after
+// the result): they are weakly ordered.
+inline void stream_fence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
 // Integers, float and double: computed on as they are stored.
 template <class Isa, class T>
 struct PlainIo {
@@ -213,7 +243,10 @@ struct PlainIo {
   using Block = device::Block<Values, 1>;
   static constexpr size_t kElements = kLanesOf<Values>;
   static Block load(const T* p) { return {{load_vector<Values>(p)}}; }
-  static void store(T* p, const Block& block) { store_vector(p, block.vectors[0]); }
+  template <bool kStream = false>
+  static void store(T* p, const Block& block) {
+    kStream ? stream_vector(p, block.vectors[0]) : store_vector(p, block.vectors[0]);
+  }
 };
 
 // float16 where the CPU converts it: one vector of floats per block.
@@ -223,7 +256,11 @@ struct Float16InstructionIo {
   static constexpr size_t kElements = Isa::kVectorBytes / sizeof(float);
   using Block = device::Block<Vec<float, kElements>, 1>;
   static Block load(const uint16_t* p) { return {{Isa::float16_to_float32(load_vector<Vec<uint16_t, kElements>>(p))}}; }
-  static void store(uint16_t* p, const Block& block) { store_vector(p, Isa::float32_to_float16(block.vectors[0])); }
+  template <bool kStream = false>
+  static void store(uint16_t* p, const Block& block) {
+    const auto half = Isa::float32_to_float16(block.vectors[0]);
+    kStream ? stream_vector(p, half) : store_vector(p, half);
+  }
 };
 
 // 16-bit floats converted in the lanes, as pairs: a vector of 32-bit words
@@ -241,9 +278,11 @@ struct PairedIo {
     const Words words = load_vector<Words>(p);
     return {{Codec::template widen_low<kWords>(words), Codec::template widen_high<kWords>(words)}};
   }
+  template <bool kStream = false>
   static void store(uint16_t* p, const Block& block) {
-    store_vector(
-        p, Codec::template narrow<kWords>(block.vectors[0]) | (Codec::template narrow<kWords>(block.vectors[1]) << 16));
+    const Words words =
+        Codec::template narrow<kWords>(block.vectors[0]) | (Codec::template narrow<kWords>(block.vectors[1]) << 16);
+    kStream ? stream_vector(p, words) : store_vector(p, words);
   }
 };
 
@@ -306,9 +345,24 @@ void store_partial(typename Io::Stored* p, const typename Io::Block& block, size
 
 // dst[i] = f(src[i]...) for i < count, one block at a time. dst may be one
 // of the sources: each block is loaded before its own results are stored.
+// `stream`: whole blocks at block-aligned addresses are stored non-temporally
+// (dst must be element-aligned for that; else every store is cached).
 template <class Io, class F, class... Src>
-void transform(typename Io::Stored* dst, size_t count, F f, const Src*... src) {
+void transform(typename Io::Stored* dst, size_t count, bool stream, F f, const Src*... src) {
+  using Stored = typename Io::Stored;
+  constexpr size_t kBlockBytes = Io::kElements * sizeof(Stored);
   size_t i = 0;
+  const auto address = reinterpret_cast<uintptr_t>(dst);
+  if (stream && address % sizeof(Stored) == 0) {
+    size_t head = (kBlockBytes - address % kBlockBytes) % kBlockBytes / sizeof(Stored);
+    if (head > count) head = count;
+    if (head) store_partial<Io>(dst, apply<Io>(f, load_partial<Io>(src, head)...), head);
+    i = head;
+#pragma GCC unroll 4
+    for (; i + Io::kElements <= count; i += Io::kElements)
+      Io::template store<true>(dst + i, apply<Io>(f, Io::load(src + i)...));
+    stream_fence();
+  }
   // Several blocks per iteration keep enough loads in flight for memory bandwidth.
 #pragma GCC unroll 4
   for (; i + Io::kElements <= count; i += Io::kElements) Io::store(dst + i, apply<Io>(f, Io::load(src + i)...));
@@ -316,16 +370,16 @@ void transform(typename Io::Stored* dst, size_t count, F f, const Src*... src) {
 }
 
 template <class Io, hcomm_op_t kOp>
-void reduce_kernel(void* dst, const void* a, const void* b, size_t count, int avg_divisor) {
+void reduce_kernel(void* dst, const void* a, const void* b, size_t count, int avg_divisor, bool stream) {
   using Stored = typename Io::Stored;
-  transform<Io>(static_cast<Stored*>(dst), count, Combine<kOp>{avg_divisor}, static_cast<const Stored*>(a),
+  transform<Io>(static_cast<Stored*>(dst), count, stream, Combine<kOp>{avg_divisor}, static_cast<const Stored*>(a),
                 static_cast<const Stored*>(b));
 }
 
 template <class Io>
 void divide_kernel(void* dst, size_t count, int divisor) {
   using Stored = typename Io::Stored;
-  transform<Io>(static_cast<Stored*>(dst), count, DivideBy{divisor}, static_cast<const Stored*>(dst));
+  transform<Io>(static_cast<Stored*>(dst), count, false, DivideBy{divisor}, static_cast<const Stored*>(dst));
 }
 
 template <class Io, size_t... kOps>

@@ -152,13 +152,13 @@ void MappedCall::load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint
 }
 
 void MappedCall::load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offset, uint8_t* dst, const uint8_t* src,
-                             uint64_t bytes, const hcomm_coll_args_t& a, int divisor) {
+                             uint64_t bytes, const hcomm_coll_args_t& a, int divisor, device::Stores stores) {
   const Span s = remote(peer, src2, offset, bytes);
   const uint64_t es = a.dtype_size;
   for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, es,
                 [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
                   if (local) {
-                    device::reduce(a.dtype, a.op, dst + at, src + at, local, elements(n, es), divisor);
+                    device::reduce(a.dtype, a.op, dst + at, src + at, local, elements(n, es), divisor, stores);
                   } else {
                     // Through a staging buffer that stays in cache: reading the
                     // peer's data into dst first would move dst through memory
@@ -168,8 +168,8 @@ void MappedCall::load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offs
                     for (uint64_t done = 0; done < n; done += kStagingBytes) {
                       const uint64_t part = std::min<uint64_t>(kStagingBytes, n - done);
                       io_->read(peer, address + done, staging.data(), part);
-                      device::reduce(a.dtype, a.op, dst + at + done, src + at + done, staging.data(), elements(part, es),
-                                     divisor);
+                      device::reduce(a.dtype, a.op, dst + at + done, src + at + done, staging.data(),
+                                     elements(part, es), divisor, stores);
                     }
                   }
                 });

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/device/reduce.hpp"
 #include "core/exec/mapped_io.hpp"
 #include "core/exec/schedule.hpp"
 
@@ -34,9 +35,9 @@ class MappedCall {
 
   // dst = the peer's `src` (bytes at offset `offset` of the step's reference).
   void load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint8_t* dst, uint64_t bytes);
-  // dst = src op the peer's `src2`; divisor as device::reduce's.
+  // dst = src op the peer's `src2`; divisor and stores as device::reduce's.
   void load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offset, uint8_t* dst, const uint8_t* src,
-                   uint64_t bytes, const hcomm_coll_args_t& args, int divisor);
+                   uint64_t bytes, const hcomm_coll_args_t& args, int divisor, device::Stores stores);
   // The peer's `dst` = src.
   void store(int peer, const hcomm_bufref_t& dst, uint64_t offset, const uint8_t* src, uint64_t bytes);
   // Raises occurrence `occurrence` (from 1) of this call's flag `match` in

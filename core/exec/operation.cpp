@@ -30,6 +30,12 @@ int reduction_divisor(const hcomm_step_t& s, const hcomm_coll_args_t& a, int nra
   return (s.flags & HCOMM_STEP_FINAL) && a.op == HCOMM_AVG ? nranks : 0;
 }
 
+// A final reduction writes the call's result, which no later step of the
+// call reads back soon; partial results are, so they stay in the cache.
+device::Stores result_stores(const hcomm_step_t& s) {
+  return s.flags & HCOMM_STEP_FINAL ? device::stores_for(s.bytes) : device::Stores::kCached;
+}
+
 }  // namespace
 
 void RunState::reset(const Schedule& s) {
@@ -163,7 +169,7 @@ void Operation::run_mapped(const hcomm_step_t& s, uint32_t step, uint32_t chunk,
     case HCOMM_STEP_LOAD: mapped_.load(s.peer, s.src, off, resolve(s.dst) + off, bytes); break;
     case HCOMM_STEP_LOAD_REDUCE:
       mapped_.load_reduce(s.peer, s.src2, off, resolve(s.dst) + off, resolve(s.src) + off, bytes, a,
-                          reduction_divisor(s, a, nranks_));
+                          reduction_divisor(s, a, nranks_), result_stores(s));
       break;
     case HCOMM_STEP_STORE: mapped_.store(s.peer, s.dst, off, resolve(s.src) + off, bytes); break;
     default: break;
@@ -178,11 +184,11 @@ void Operation::finish(uint32_t step, uint32_t chunk, uint64_t off, uint64_t byt
   switch (s.kind) {
     case HCOMM_STEP_RECV_REDUCE:
       device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, staging(step, chunk),
-                     elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_));
+                     elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_), result_stores(s));
       break;
     case HCOMM_STEP_REDUCE:
       device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, resolve(s.src2) + off,
-                     elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_));
+                     elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_), result_stores(s));
       break;
     case HCOMM_STEP_COPY: device::copy(resolve(s.dst) + off, resolve(s.src) + off, bytes); break;
     default: break;

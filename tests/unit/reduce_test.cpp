@@ -237,8 +237,9 @@ enum class Aliasing { kNone, kDstIsA, kDstIsB };
 const char* const kAliasingNames[] = {"separate buffers", "dst == a", "dst == b"};
 
 const size_t kCounts[] = {0, 1, 7, 33, 1027, 100003};
-// Byte offsets of (dst, a, b): aligned, then misaligned for every element size.
-const size_t kOffsets[][3] = {{0, 0, 0}, {1, 3, 5}};
+// Byte offsets of (dst, a, b): aligned; dst element- but not vector-aligned
+// (streamed stores start after a cached head); misaligned for every element size.
+const size_t kOffsets[][3] = {{0, 0, 0}, {8, 0, 4}, {1, 3, 5}};
 constexpr int kAvgDivisor = 3;
 
 std::vector<Isa> runnable_isas() {
@@ -272,21 +273,24 @@ TEST_P(ReduceKernelTest, MatchesScalarReference) {
       const size_t bytes = count * sizeof(Stored);
       for (Aliasing aliasing : {Aliasing::kNone, Aliasing::kDstIsA, Aliasing::kDstIsB}) {
         for (const auto& offset : kOffsets) {
-          SCOPED_TRACE(testing::Message() << "count " << count << ", " << kAliasingNames[static_cast<int>(aliasing)]
-                                          << ", byte offsets " << offset[0] << "/" << offset[1] << "/" << offset[2]);
-          GuardedBuffer in_a(a.data(), bytes, offset[1]);
-          GuardedBuffer in_b(b.data(), bytes, offset[2]);
-          GuardedBuffer out(a.data(), bytes, offset[0]);
-          void* dst = aliasing == Aliasing::kDstIsA   ? in_a.data()
-                      : aliasing == Aliasing::kDstIsB ? in_b.data()
-                                                      : out.data();
-          reduce_with(kernels(), dtype(), op(), dst, in_a.data(), in_b.data(), count, kAvgDivisor);
-          EXPECT_TRUE(same_elements<Format>(static_cast<const Stored*>(dst), expected));
-          EXPECT_TRUE(in_a.guards_intact());
-          EXPECT_TRUE(in_b.guards_intact());
-          EXPECT_TRUE(out.guards_intact());
-          EXPECT_TRUE(aliasing == Aliasing::kDstIsA || same_bytes(in_a.data(), a.data(), bytes)) << "a changed";
-          EXPECT_TRUE(aliasing == Aliasing::kDstIsB || same_bytes(in_b.data(), b.data(), bytes)) << "b changed";
+          for (Stores stores : {Stores::kCached, Stores::kStreamed}) {
+            SCOPED_TRACE(testing::Message() << "count " << count << ", " << kAliasingNames[static_cast<int>(aliasing)]
+                                            << ", byte offsets " << offset[0] << "/" << offset[1] << "/" << offset[2]
+                                            << (stores == Stores::kStreamed ? ", streamed" : ", cached"));
+            GuardedBuffer in_a(a.data(), bytes, offset[1]);
+            GuardedBuffer in_b(b.data(), bytes, offset[2]);
+            GuardedBuffer out(a.data(), bytes, offset[0]);
+            void* dst = aliasing == Aliasing::kDstIsA   ? in_a.data()
+                        : aliasing == Aliasing::kDstIsB ? in_b.data()
+                                                        : out.data();
+            reduce_with(kernels(), dtype(), op(), dst, in_a.data(), in_b.data(), count, kAvgDivisor, stores);
+            EXPECT_TRUE(same_elements<Format>(static_cast<const Stored*>(dst), expected));
+            EXPECT_TRUE(in_a.guards_intact());
+            EXPECT_TRUE(in_b.guards_intact());
+            EXPECT_TRUE(out.guards_intact());
+            EXPECT_TRUE(aliasing == Aliasing::kDstIsA || same_bytes(in_a.data(), a.data(), bytes)) << "a changed";
+            EXPECT_TRUE(aliasing == Aliasing::kDstIsB || same_bytes(in_b.data(), b.data(), bytes)) << "b changed";
+          }
         }
       }
     }

@@ -76,7 +76,8 @@ std::vector<Variable> job_variables(const JobIdentity& job, int rank, int nranks
 JobIdentity JobIdentity::create() {
   int port = 0;
   UniqueFd listener = loopback_listener(&port);
-  return JobIdentity{.root = "127.0.0.1:" + std::to_string(port), .secret = random_hex(16), .listener = std::move(listener)};
+  return JobIdentity{
+      .root = "127.0.0.1:" + std::to_string(port), .secret = random_hex(16), .listener = std::move(listener)};
 }
 
 std::vector<std::string> rank_environment(const char* const* base, const JobIdentity& job, int rank, int nranks) {
