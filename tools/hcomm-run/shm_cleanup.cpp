@@ -14,12 +14,16 @@ namespace hcomm::run {
 namespace {
 
 constexpr const char* kShmDir = "/dev/shm";
-constexpr std::string_view kSegmentPrefix = "hcomm-shm-";
+// The shm transport's segments, and the regions of libfabric's shm provider
+// as the ofi transport names them.
+constexpr std::string_view kSegmentPrefixes[] = {"hcomm-shm-", "hcomm-ofi-"};
 
-// The pid in "hcomm-shm-<pid>-<anything>", if the name has that shape.
+// The pid in "<prefix><pid>-<anything>", if the name has that shape.
 std::optional<pid_t> segment_owner(std::string_view name) {
-  if (!name.starts_with(kSegmentPrefix)) return std::nullopt;
-  name.remove_prefix(kSegmentPrefix.size());
+  const auto prefix = std::find_if(std::begin(kSegmentPrefixes), std::end(kSegmentPrefixes),
+                                   [&](std::string_view p) { return name.starts_with(p); });
+  if (prefix == std::end(kSegmentPrefixes)) return std::nullopt;
+  name.remove_prefix(prefix->size());
   pid_t pid = 0;
   const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), pid);
   if (error != std::errc() || end == name.data() || end == name.data() + name.size() || *end != '-')

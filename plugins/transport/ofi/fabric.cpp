@@ -1,6 +1,8 @@
 #include "fabric.hpp"
 
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -53,6 +55,23 @@ void log_hmem(const fi_info& chosen, const fi_info& base_hints, const plugin::Se
                               chosen.fabric_attr->prov_name, hmem ? "offers" : "does not offer"));
 }
 
+// libfabric's shm provider names its region in /dev/shm after the process
+// ("<pid>:<uid>:<n>"). A killed process leaves its region behind, and a later
+// process given the same pid then fails fi_enable with EBUSY: the region's
+// owner looks alive, being itself. A random part makes every name new;
+// "hcomm-ofi-<pid>-" lets hcomm-run remove its dead ranks' regions.
+void name_shm_endpoints(fi_info& info) {
+  if (info.addr_format != FI_ADDR_STR) return;
+  uint32_t salt = 0;
+  if (::getrandom(&salt, sizeof salt, 0) != sizeof salt) salt = static_cast<uint32_t>(std::rand());
+  const std::string name = plugin::format("fi_shm://hcomm-ofi-%d-%08x", static_cast<int>(::getpid()), salt);
+  char* copy = ::strdup(name.c_str());
+  if (!copy) return;
+  std::free(info.src_addr);
+  info.src_addr = copy;
+  info.src_addrlen = name.size() + 1;
+}
+
 }  // namespace
 
 // "tcp;ofi_rxm": the core provider, before the ';', decides the reach.
@@ -81,6 +100,7 @@ Fabric::Fabric(const Config& config, const plugin::Services& services) {
   info_ = fi_dupinfo(pick);
   if (!info_) HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "ofi: fi_dupinfo failed (out of memory)");
   provider_ = info_->fabric_attr->prov_name;
+  if (provider_.substr(0, provider_.find(';')) == "shm") name_shm_endpoints(*info_);
   check_fi(fi_fabric(info_->fabric_attr, fabric_.out(), nullptr), HCOMM_ERR_SYSTEM, "fi_fabric");
   check_fi(fi_domain(fabric_.get(), info_, domain_.out(), nullptr), HCOMM_ERR_SYSTEM, "fi_domain");
   services.log(HCOMM_LOG_INFO, "NET",
