@@ -30,10 +30,10 @@ int reduction_divisor(const hcomm_step_t& s, const hcomm_coll_args_t& a, int nra
   return (s.flags & HCOMM_STEP_FINAL) && a.op == HCOMM_AVG ? nranks : 0;
 }
 
-// A final reduction writes the call's result, which no later step of the
-// call reads back soon; partial results are, so they stay in the cache.
+// A result that nothing in the call reads again may go past the cache; one
+// that a later step or a peer reads stays in it.
 device::Stores result_stores(const hcomm_step_t& s) {
-  return s.flags & HCOMM_STEP_FINAL ? device::stores_for(s.bytes) : device::Stores::kCached;
+  return s.flags & HCOMM_STEP_UNREAD ? device::stores_for(s.bytes) : device::Stores::kCached;
 }
 
 }  // namespace

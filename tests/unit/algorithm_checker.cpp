@@ -161,7 +161,8 @@ class Checker {
     for (const RankSchedule& r : ranks_) {
       first_.push_back(steps_);
       steps_ += r.steps.size();
-      for (const hcomm_step_t& s : r.steps) order_ = order_ || touches_peer(s.kind);
+      for (const hcomm_step_t& s : r.steps)
+        order_ = order_ || touches_peer(s.kind) || (s.flags & HCOMM_STEP_UNREAD);
     }
   }
 
@@ -196,7 +197,8 @@ class Checker {
     if (s.nchunks == 0) fail(rank, i, "no chunks");
     if (s.nchunks > (1u << 16)) fail(rank, i, std::to_string(s.nchunks) + " chunks, more than tags carry (2^16)");
     if (s.bytes % es_) fail(rank, i, "bytes not a whole number of elements");
-    if (s.flags & ~uint32_t{HCOMM_STEP_FINAL}) fail(rank, i, "unknown flags");
+    if (s.flags & ~uint32_t{HCOMM_STEP_FINAL | HCOMM_STEP_UNREAD}) fail(rank, i, "unknown flags");
+    if ((s.flags & HCOMM_STEP_UNREAD) && refs_of(s).empty()) fail(rank, i, "UNREAD on a step that writes nothing");
     if ((s.flags & HCOMM_STEP_FINAL) && !reduces(s.kind)) fail(rank, i, "FINAL on a step that does not reduce");
     check_deps(rank, i);
     const bool peer_ok = s.peer >= 0 && s.peer < nranks() && (touches_peer(s.kind) || s.peer != rank);
@@ -417,6 +419,7 @@ class Checker {
     link_signals(order);
     if (!order.close()) return;
     check_conflicts(order);
+    check_unread(order);
     std::vector<int> rank_of_step;
     for (int r = 0; r < nranks(); ++r) rank_of_step.resize(rank_of_step.size() + ranks_[r].steps.size(), r);
     const std::vector<bool> after = order.groups_after(rank_of_step, nranks());
@@ -434,6 +437,23 @@ class Checker {
         problems_.push_back("rank " + std::to_string(a.owner) + " may return from the call while " + access_name(a) +
                             ": rank " + std::to_string(a.owner) + " must WAIT for a SIGNAL rank " +
                             std::to_string(a.rank) + " raises after that step");
+    }
+  }
+
+  // What an UNREAD step writes, no step of any rank reads after it: every
+  // read of those bytes is ordered before it.
+  void check_unread(const Order& order) {
+    for (const Access& w : accesses_) {
+      if (!w.written || !(step(w.rank, w.step).flags & HCOMM_STEP_UNREAD)) continue;
+      const size_t x = global(w.rank, w.step);
+      for (const Access& r : accesses_) {
+        if (r.written || r.owner != w.owner || r.arena != w.arena || (r.rank == w.rank && r.step == w.step)) continue;
+        if (r.begin >= w.begin + w.bytes || w.begin >= r.begin + r.bytes) continue;
+        const size_t y = global(r.rank, r.step);
+        if (order.whole(y, x) || (order.chunkwise(y, x) && !chunks_cross(r, w))) continue;
+        if (problems_.size() == kMaxConflicts) return;
+        problems_.push_back(access_name(r) + " reads what UNREAD " + access_name(w) + " writes, and not before it");
+      }
     }
   }
 

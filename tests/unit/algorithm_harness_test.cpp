@@ -6,7 +6,8 @@
 // returned, chunks read before they are written, mapped steps in a plain
 // view, a block put in the wrong place) must make a case fail
 // with a message that says so. So must a barrier that lets ranks leave
-// early, and a real plugin's allreduce whose final division is dropped.
+// early, a step marked UNREAD whose output is read, and a real plugin's
+// allreduce whose final division is dropped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,8 @@ enum class Variant {
   kWrongBlock,        // puts rank q's block where rank q + 1's goes
   kTwoRounds,         // stages the window twice, the second time once its readers are done: sound
   kReusedTooSoon,     // stages the window again while peers may still read it
+  kUnreadResults,     // marks its own block and the loaded ones HCOMM_STEP_UNREAD: sound
+  kUnreadWindow,      // marks the staged window HCOMM_STEP_UNREAD, which peers read
 };
 Variant g_variant = Variant::kSound;
 
@@ -55,7 +58,9 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
   const int rounds = v == Variant::kTwoRounds || v == Variant::kReusedTooSoon ? 2 : 1;
   const int n = comm->nranks, me = comm->rank;
   auto add = [&](hcomm_step_t s) { return b->add(b, &s); };
+  const uint32_t unread_results = v == Variant::kUnreadResults ? uint32_t{HCOMM_STEP_UNREAD} : 0u;
   add({.kind = HCOMM_STEP_COPY,
+       .flags = unread_results,
        .src = {HCOMM_BUF_SEND, 0},
        .dst = {HCOMM_BUF_RECV, static_cast<uint64_t>(me) * bytes},
        .bytes = bytes,
@@ -63,6 +68,7 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
   int32_t released = -1;  // the last WAIT for a reader's "done" of the round before
   for (int round = 0; round < rounds; ++round) {
     hcomm_step_t stage = {.kind = HCOMM_STEP_COPY,
+                          .flags = v == Variant::kUnreadWindow ? uint32_t{HCOMM_STEP_UNREAD} : 0u,
                           .src = {HCOMM_BUF_SEND, 0},
                           .dst = {HCOMM_BUF_WINDOW, 0},
                           .bytes = bytes,
@@ -81,6 +87,7 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
       const int32_t wait = add({.kind = HCOMM_STEP_WAIT, .peer = q, .nchunks = nchunks});
       const int block = v == Variant::kWrongBlock ? (q + 1) % n : q;
       hcomm_step_t load = {.kind = HCOMM_STEP_LOAD,
+                           .flags = unread_results,
                            .peer = q,
                            .src = {v == Variant::kPeerSendNoDone ? HCOMM_BUF_SEND : HCOMM_BUF_WINDOW,
                                    v == Variant::kPipelinedShifted ? a->dtype_size : 0},
@@ -194,6 +201,13 @@ TEST(AlgorithmHarness, FindsAWindowReusedBeforeItsReadersAreDone) {
   EXPECT_TRUE(problems_of(Variant::kTwoRounds, allgather_case(5, 37, "fixed5", mapped)).empty());
   EXPECT_TRUE(reports(problems_of(Variant::kReusedTooSoon, allgather_case(4, 7, "whole", mapped)),
                       "writing its WINDOW [0, +56) and rank 1"));
+}
+
+TEST(AlgorithmHarness, FindsAnUnreadResultThatIsRead) {
+  EXPECT_TRUE(problems_of(Variant::kUnreadResults, allgather_case(3, 7, "whole", mapped)).empty());
+  EXPECT_TRUE(problems_of(Variant::kUnreadResults, allgather_case(5, 37, "fixed5", mapped)).empty());
+  EXPECT_TRUE(reports(problems_of(Variant::kUnreadWindow, allgather_case(3, 7, "whole", mapped)),
+                      "reading rank 0's WINDOW [0, +56) reads what UNREAD rank 0 step 1 (COPY)"));
 }
 
 TEST(AlgorithmHarness, FindsALoadWithoutItsWait) {

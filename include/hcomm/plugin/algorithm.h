@@ -131,7 +131,10 @@ typedef struct hcomm_bufref {
 
 typedef enum hcomm_step_flags {
   /* This reduction produces the final value of its elements: AVG divides here. */
-  HCOMM_STEP_FINAL = 1u << 0
+  HCOMM_STEP_FINAL = 1u << 0,
+  /* ABI 1.4: no later step of this call, on this rank or a peer, reads what
+   * this step writes: the core may write a large result past the cache. */
+  HCOMM_STEP_UNREAD = 1u << 1
 } hcomm_step_flags_t;
 
 /* A step is cut into nchunks chunks of whole elements (chunk i covers

@@ -87,8 +87,9 @@ void build_rounds(const DirectCall& direct, RoundKind kind, ScheduleWriter& out)
 // order into `dst` (x0 op x1, then op x2, ...), so that every rank that does
 // it gets the same bits. A peer's data is read after its kInputReady signal;
 // this rank's own data and the first write into dst wait for step
-// `own_ready`. Returns the last step.
+// `own_ready`. `unread`: nothing reads the result in this call (the last
+// step is marked HCOMM_STEP_UNREAD). Returns the last step.
 int32_t reduce_from_all(const Call& call, ScheduleWriter& out, hcomm_bufref_t src, hcomm_bufref_t dst, uint64_t bytes,
-                        int32_t own_ready);
+                        int32_t own_ready, bool unread);
 
 }  // namespace hcomm::algo

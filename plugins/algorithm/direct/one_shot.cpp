@@ -26,7 +26,7 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   const bool in_place = call.args.in_place;
   if (in_place) direct.builder.need_scratch(&direct.builder, call.bytes);
   const hcomm_bufref_t result = at(in_place ? HCOMM_BUF_SCRATCH : HCOMM_BUF_RECV, 0);
-  const int32_t reduced = reduce_from_all(call, out, at(HCOMM_BUF_SEND, 0), result, call.bytes, -1);
+  const int32_t reduced = reduce_from_all(call, out, at(HCOMM_BUF_SEND, 0), result, call.bytes, -1, !in_place);
   signal_all(call, out, kDoneReading, reduced);
   const int32_t all_done = wait_all(call, out, kDoneReading, -1);
   if (!in_place) return;

@@ -23,7 +23,10 @@ Pieces Pieces::of(uint64_t elements, size_t elem_size, uint64_t window_bytes) {
 }
 
 int32_t reduce_from_all(const Call& call, ScheduleWriter& out, hcomm_bufref_t src, hcomm_bufref_t dst, uint64_t bytes,
-                        int32_t own_ready) {
+                        int32_t own_ready, bool unread) {
+  const auto mark = [unread](hcomm_step_t& s) {
+    if (unread && (s.flags & HCOMM_STEP_FINAL)) s.flags |= HCOMM_STEP_UNREAD;
+  };
   const uint32_t nchunks = out.chunks(bytes, call.args.dtype_size);
   const int n = call.nranks;
   int32_t previous = -1;
@@ -34,6 +37,7 @@ int32_t reduce_from_all(const Call& call, ScheduleWriter& out, hcomm_bufref_t sr
     const int other = 1 - call.rank;
     hcomm_step_t s = read_step(call, other, src, dst, bytes, nchunks, true, n == 2);
     s.src = src;
+    mark(s);
     if (own_ready >= 0) wait_whole(s, own_ready);
     wait_whole(s, wait_for(out, other, kInputReady, -1));
     previous = out.add(s);
@@ -41,6 +45,7 @@ int32_t reduce_from_all(const Call& call, ScheduleWriter& out, hcomm_bufref_t sr
   }
   for (; r < n; ++r) {
     hcomm_step_t s = read_step(call, r, src, dst, bytes, nchunks, r > 0, r == n - 1);
+    mark(s);
     if (previous >= 0) wait_chunkwise(s, previous);
     if ((r == call.rank || previous < 0) && own_ready >= 0) wait_whole(s, own_ready);
     if (r != call.rank) wait_whole(s, wait_for(out, r, kInputReady, -1));
@@ -63,7 +68,7 @@ int32_t reduce_slice(const Call& call, ScheduleWriter& out, uint64_t elements, u
   if (const uint64_t bytes = blocks.bytes(me)) {
     const uint64_t off = blocks.offset(me);
     last_read = reduce_from_all(call, out, at(HCOMM_BUF_WINDOW, slot + off), at(HCOMM_BUF_RECV, base + off), bytes,
-                                copied_in);
+                                copied_in, false);
     hcomm_step_t back = {.kind = HCOMM_STEP_COPY,
                          .src = at(HCOMM_BUF_RECV, base + off),
                          .dst = at(HCOMM_BUF_WINDOW, slot + off),
@@ -118,7 +123,7 @@ void build_rounds(const DirectCall& direct, RoundKind kind, ScheduleWriter& out)
     signal_all(call, out, kInputReady, copied_in);
     last_read[j % 2] =
         kind == RoundKind::kReduceAll
-            ? reduce_from_all(call, out, at(HCOMM_BUF_WINDOW, slot), at(HCOMM_BUF_RECV, base), bytes, copied_in)
+            ? reduce_from_all(call, out, at(HCOMM_BUF_WINDOW, slot), at(HCOMM_BUF_RECV, base), bytes, copied_in, true)
             : reduce_slice(call, out, elements, base, slot, copied_in);
     if (j + 2 < pieces.count) signal_all(call, out, kDoneReading, last_read[j % 2]);
   }

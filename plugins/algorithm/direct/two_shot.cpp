@@ -32,7 +32,7 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
     const bool in_place = call.args.in_place;
     if (in_place) direct.builder.need_scratch(&direct.builder, bytes);
     const hcomm_bufref_t slice = at(in_place ? HCOMM_BUF_SCRATCH : HCOMM_BUF_RECV, in_place ? 0 : off);
-    last_read = reduce_from_all(call, out, at(HCOMM_BUF_SEND, off), slice, bytes, -1);
+    last_read = reduce_from_all(call, out, at(HCOMM_BUF_SEND, off), slice, bytes, -1, false);
     int32_t ready = last_read;
     if (in_place) {
       hcomm_step_t copy = {.kind = HCOMM_STEP_COPY,
