@@ -92,8 +92,9 @@ Request* Endpoint::isend(const void* buf, size_t len, uint64_t tag) {
   return send;
 }
 
+// Also on a failed endpoint: what arrived whole before the link was lost
+// stays receivable, and the matcher fails any other receive.
 Request* Endpoint::irecv(void* buf, size_t len, uint64_t tag) {
-  check_usable();
   Request* recv = net_.requests().create(Request::Kind::kRecv, static_cast<std::byte*>(buf), len, tag);
   guard([&] { matcher_.post(*recv); });
   return recv;
@@ -218,16 +219,22 @@ void Endpoint::fail_sends(hcomm_result_t code, const std::string& text) {
   for (auto& connection : connections_) connection->close(code, text);
 }
 
+// A lost link is reported (progress fails) only when a request of this rank
+// waited on it: a peer that finished its part and exited, its last
+// messages here, is no error until something more is asked of it.
 void Endpoint::fail(hcomm_result_t code, const std::string& text, bool report) {
   if (state_ == State::kFailed) return;
+  const bool sends_waiting = !unsent_.empty() || !announced_.empty() || !cleared_.empty();
   state_ = State::kFailed;
   error_code_ = code;
   error_text_ = text;
   fail_sends(code, text);
-  matcher_.fail_all(code, text);
-  if (report) {
+  const bool receives_waiting = matcher_.peer_closed(code, text);
+  if (report && (sends_waiting || receives_waiting)) {
     net_.log(HCOMM_LOG_INFO, text);
     net_.report_lost(text);
+  } else if (report) {
+    net_.log(HCOMM_LOG_DEBUG, text);
   }
 }
 

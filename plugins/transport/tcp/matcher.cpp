@@ -96,8 +96,10 @@ void Matcher::post(Request& recv) {
   attach(message, recv);
 }
 
-void Matcher::peer_closed(hcomm_result_t code, const std::string& text) {
+bool Matcher::peer_closed(hcomm_result_t code, const std::string& text) {
+  if (closed_) return false;
   closed_.emplace(code, text);
+  bool waiting = !posted_.empty();
   for (auto& [tag, queue] : posted_)
     for (Request* recv : queue) recv->fail(code, text);
   posted_.clear();
@@ -108,6 +110,7 @@ void Matcher::peer_closed(hcomm_result_t code, const std::string& text) {
     message->recv->fail(code, text);
     finish(*message);
   }
+  return waiting || !lost.empty();
 }
 
 // A large message is cleared to come straight into the receive's buffer. Of a
@@ -151,16 +154,6 @@ void Matcher::received(InMessage& message, uint64_t offset, uint64_t n) {
   } else if (message.dropped) {
     finish(message);
   }
-}
-
-void Matcher::fail_all(hcomm_result_t code, const std::string& text) {
-  for (auto& [tag, queue] : posted_)
-    for (Request* recv : queue) recv->fail(code, text);
-  for (auto& [seq, message] : messages_)
-    if (message->recv) message->recv->fail(code, text);
-  posted_.clear();
-  unexpected_.clear();
-  messages_.clear();
 }
 
 bool Matcher::fits(const InMessage& message, Request& recv) const {

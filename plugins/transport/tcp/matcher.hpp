@@ -55,11 +55,10 @@ class Matcher {
   void received(InMessage& message, uint64_t offset, uint64_t n);
 
   void post(Request& recv);
-  // The peer closed its side after sending: whatever arrived stays for the
-  // receives that take it; every other receive, now or later, fails.
-  void peer_closed(hcomm_result_t code, const std::string& text);
-  // Fails every receive still waiting and forgets every message.
-  void fail_all(hcomm_result_t code, const std::string& text);
+  // The peer closed its side after sending, or the link to it was lost:
+  // whatever arrived whole stays for the receives that take it; every other
+  // receive, now or later, fails. True when a receive was waiting.
+  bool peer_closed(hcomm_result_t code, const std::string& text);
 
  private:
   InMessage& first_seen(const wire::PieceHeader& piece, bool rendezvous);

@@ -1,5 +1,7 @@
 #include "endpoint.hpp"
 
+#include <algorithm>
+
 #include "net.hpp"
 
 namespace hcomm::ucx {
@@ -101,11 +103,12 @@ void Endpoint::peer_closed() { peer_gone(format("ucx: rank %d closed its endpoin
 void Endpoint::process_died() { lost(format("ucx: rank %d died (its process has exited)", peer_rank_)); }
 
 // A peer that finished its part and left before its goodbye arrived fails
-// nothing here: with no request of this rank waiting on it, it is gone as
-// after a goodbye (what it sent stays receivable, later requests fail).
-// With requests waiting, they fail and progress reports the loss.
+// nothing here: with no request of this rank still waiting on it (requests
+// UCX finished count as done, collected or not), it is gone as after a
+// goodbye (what it sent stays receivable, later requests fail). With
+// requests waiting, they fail and progress reports the loss.
 void Endpoint::lost(const std::string& text) {
-  if (pending_.empty())
+  if (std::none_of(pending_.begin(), pending_.end(), [](const Request* r) { return r->unfinished(); }))
     peer_gone(text);
   else
     fail(text);
@@ -149,7 +152,8 @@ void Endpoint::fail_pending(hcomm_result_t code, const std::string& text, bool s
   std::unordered_set<Request*> pending;
   pending.swap(pending_);
   for (Request* request : pending) {
-    if (request->kind == Request::Kind::kSend && !sends) {
+    // Finished by UCX, not yet collected: its outcome stands.
+    if ((request->kind == Request::Kind::kSend && !sends) || !request->unfinished()) {
       pending_.insert(request);
       continue;
     }

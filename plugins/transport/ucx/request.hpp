@@ -34,6 +34,9 @@ struct Request {
   hcomm_result_t code = HCOMM_SUCCESS;
   std::string error;
 
+  // UCX still works on it (a call that completed at once never did).
+  bool unfinished() const { return ucx && ucp_request_check_status(ucx) == UCS_INPROGRESS; }
+
   void fail(hcomm_result_t failure, const std::string& text) {
     if (code != HCOMM_SUCCESS) return;
     code = failure;

@@ -16,6 +16,7 @@ void run_wait(RankContext& ctx);
 void run_peer_death(RankContext& ctx);
 void run_close(RankContext& ctx);
 void run_drain(RankContext& ctx);
+void run_sent_then_died(RankContext& ctx);
 void run_memory(RankContext& ctx);
 void run_memory_death(RankContext& ctx);
 

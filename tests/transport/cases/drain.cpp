@@ -1,3 +1,6 @@
+#include <signal.h>
+#include <unistd.h>
+
 #include "../payload.hpp"
 #include "../transfers.hpp"
 #include "cases.hpp"
@@ -10,6 +13,27 @@ constexpr double kDetectLimit = 2.0;  // seconds from the close to the error on 
 constexpr size_t kSizes[] = {0, 1000};
 constexpr uint64_t kTag = 0xD1A1;
 constexpr auto kByeTime = std::chrono::milliseconds(200);
+// How long survivors only progress before testing: past any liveness check.
+constexpr auto kDeathNoticed = std::chrono::milliseconds(500);
+
+// A receive from `from` that nothing answers must fail with
+// HCOMM_ERR_REMOTE within kDetectLimit; `why` says what `from` did.
+void expect_orphan_fails(RankContext& ctx, TransferSet& set, int from, const char* why) {
+  RankTransport& s = ctx.transport;
+  ReceiveBuffer extra(64);
+  Transfer& orphan = set.recv(from, extra.data(), 64, kTag, 0);
+  Clock::time_point posted = Clock::now();
+  set.settle(Deadline::after(kDetectLimit + 1).min(s.deadline()));
+  if (!orphan.done)
+    TCHECK_FAIL("a receive from rank %d, which %s, still pending after %.0f s", from, why, kDetectLimit + 1);
+  if (orphan.status != HCOMM_ERR_REMOTE)
+    TCHECK_FAIL("a receive from rank %d, which %s: %s, expected HCOMM_ERR_REMOTE", from, why,
+                describe_error(orphan.status, orphan.error).c_str());
+  if (seconds_between(posted, orphan.ended) > kDetectLimit)
+    TCHECK_FAIL("a receive from rank %d, which %s, failed after %.2f s (limit %.0f s)", from, why,
+                seconds_between(posted, orphan.ended), kDetectLimit);
+  if (ctx.rank == 0) ctx.note(format("after it %s: \"%s\"", why, orphan.error.c_str()));
+}
 
 }  // namespace
 
@@ -56,21 +80,54 @@ void run_drain(RankContext& ctx) {
   }
 
   s.phase("drain: a receive nothing answers");
-  ReceiveBuffer extra(64);
-  Transfer& orphan = set.recv(closer, extra.data(), 64, kTag, 0);
-  Clock::time_point posted = Clock::now();
-  set.settle(Deadline::after(kDetectLimit + 1).min(s.deadline()));
-  if (!orphan.done)
-    TCHECK_FAIL("a receive from rank %d, which closed its endpoint, still pending after %.0f s", closer,
-                kDetectLimit + 1);
-  if (orphan.status != HCOMM_ERR_REMOTE)
-    TCHECK_FAIL("a receive from rank %d, which closed its endpoint: %s, expected HCOMM_ERR_REMOTE", closer,
-                describe_error(orphan.status, orphan.error).c_str());
-  if (seconds_between(posted, orphan.ended) > kDetectLimit)
-    TCHECK_FAIL("a receive from rank %d, which closed its endpoint, failed after %.2f s (limit %.0f s)", closer,
-                seconds_between(posted, orphan.ended), kDetectLimit);
-  if (ctx.rank == 0) ctx.note(format("after the close: \"%s\"", orphan.error.c_str()));
+  expect_orphan_fails(ctx, set, closer, "closed its endpoint");
   s.barrier_polling("drain: received");
+  s.close();
+  s.finalize();
+}
+
+// The peers post their receives; the last rank sends to each, sees the sends
+// complete and is killed (a rank that finished its part and vanished). The
+// peers only progress until its death is known everywhere, and only then
+// test: every receive must still succeed, byte for byte; progress must not
+// report the death as an error while nothing waits on the dead rank; a
+// further receive fails with HCOMM_ERR_REMOTE.
+void run_sent_then_died(RankContext& ctx) {
+  RankTransport& s = ctx.transport;
+  const int victim = ctx.nranks - 1;
+  s.start();
+  TransferSet set(s);
+  std::vector<ReceiveBuffer> receives;
+  if (ctx.rank != victim) {
+    for (size_t size : kSizes) receives.emplace_back(size + 64);
+    for (size_t i = 0; i < std::size(kSizes); ++i) set.recv(victim, receives[i].data(), kSizes[i] + 64, kTag, kSizes[i]);
+  }
+  s.barrier_polling("sent-then-died: receives posted");
+  if (ctx.rank == victim) {
+    s.phase("sent-then-died: sending, then dying");
+    std::vector<SendBuffer> sends;
+    for (int peer = 0; peer < victim; ++peer)
+      for (size_t i = 0; i < std::size(kSizes); ++i) sends.emplace_back(Payload(ctx.rank, peer, i, kSizes[i]));
+    for (int peer = 0, at = 0; peer < victim; ++peer)
+      for (size_t i = 0; i < std::size(kSizes); ++i, ++at) set.send(peer, sends[at].data(), kSizes[i], kTag);
+    set.complete();
+    ::raise(SIGKILL);
+    ::_exit(1);
+  }
+  s.phase("sent-then-died: progressing while the sender dies");
+  for (const Clock::time_point end = Clock::now() + kDeathNoticed; Clock::now() < end;) s.progress();
+  s.phase("sent-then-died: testing the receives");
+  set.complete();
+  for (size_t i = 0; i < std::size(kSizes); ++i) {
+    std::string wrong = receives[i].check(Payload(victim, ctx.rank, i, kSizes[i]));
+    if (!wrong.empty())
+      TCHECK_FAIL("message %zu (%zu bytes) from rank %d, sent before it died: %s", i, kSizes[i], victim,
+                  wrong.c_str());
+  }
+  s.phase("sent-then-died: a receive nothing answers");
+  expect_orphan_fails(ctx, set, victim, "died");
+  s.phase("sent-then-died: waiting for the other survivors");
+  s.shared().survivors.wait(s.deadline());
   s.close();
   s.finalize();
 }
