@@ -16,6 +16,32 @@ constexpr auto kByeTime = std::chrono::milliseconds(200);
 // How long survivors only progress before testing: past any liveness check.
 constexpr auto kDeathNoticed = std::chrono::milliseconds(500);
 
+// Message i of kSizes to every rank below `me`, until the sends complete.
+void send_to_lower_ranks(TransferSet& set, int me) {
+  std::vector<SendBuffer> sends;
+  for (int peer = 0; peer < me; ++peer)
+    for (size_t i = 0; i < std::size(kSizes); ++i) sends.emplace_back(Payload(me, peer, i, kSizes[i]));
+  for (int peer = 0, at = 0; peer < me; ++peer)
+    for (size_t i = 0; i < std::size(kSizes); ++i, ++at) set.send(peer, sends[at].data(), kSizes[i], kTag);
+  set.complete();
+}
+
+// Receives for message i of kSizes from `from`, with room to spare.
+std::vector<ReceiveBuffer> post_receives(TransferSet& set, int from) {
+  std::vector<ReceiveBuffer> receives;
+  for (size_t size : kSizes) receives.emplace_back(size + 64);
+  for (size_t i = 0; i < std::size(kSizes); ++i) set.recv(from, receives[i].data(), kSizes[i] + 64, kTag, kSizes[i]);
+  return receives;
+}
+
+void check_received(const std::vector<ReceiveBuffer>& receives, int from, int me, const char* when) {
+  for (size_t i = 0; i < std::size(kSizes); ++i) {
+    std::string wrong = receives[i].check(Payload(from, me, i, kSizes[i]));
+    if (!wrong.empty())
+      TCHECK_FAIL("message %zu (%zu bytes) from rank %d, %s: %s", i, kSizes[i], from, when, wrong.c_str());
+  }
+}
+
 // A receive from `from` that nothing answers must fail with
 // HCOMM_ERR_REMOTE within kDetectLimit; `why` says what `from` did.
 void expect_orphan_fails(RankContext& ctx, TransferSet& set, int from, const char* why) {
@@ -49,12 +75,7 @@ void run_drain(RankContext& ctx) {
   TransferSet set(s);
   if (ctx.rank == closer) {
     s.phase("drain: sending, then closing the endpoints");
-    std::vector<SendBuffer> sends;
-    for (int peer = 0; peer < closer; ++peer)
-      for (size_t i = 0; i < std::size(kSizes); ++i) sends.emplace_back(Payload(ctx.rank, peer, i, kSizes[i]));
-    for (int peer = 0, at = 0; peer < closer; ++peer)
-      for (size_t i = 0; i < std::size(kSizes); ++i, ++at) set.send(peer, sends[at].data(), kSizes[i], kTag);
-    set.complete();
+    send_to_lower_ranks(set, ctx.rank);
     set.barrier();
     s.close_endpoints();
     s.barrier_polling("drain: endpoints closed");
@@ -68,16 +89,9 @@ void run_drain(RankContext& ctx) {
   set.poll_for(kByeTime);
 
   s.phase("drain: receiving what the closed rank sent");
-  std::vector<ReceiveBuffer> receives;
-  for (size_t size : kSizes) receives.emplace_back(size + 64);
-  for (size_t i = 0; i < std::size(kSizes); ++i) set.recv(closer, receives[i].data(), kSizes[i] + 64, kTag, kSizes[i]);
+  std::vector<ReceiveBuffer> receives = post_receives(set, closer);
   set.complete();
-  for (size_t i = 0; i < std::size(kSizes); ++i) {
-    std::string wrong = receives[i].check(Payload(closer, ctx.rank, i, kSizes[i]));
-    if (!wrong.empty())
-      TCHECK_FAIL("message %zu (%zu bytes) from rank %d, received after it closed: %s", i, kSizes[i], closer,
-                  wrong.c_str());
-  }
+  check_received(receives, closer, ctx.rank, "received after it closed");
 
   s.phase("drain: a receive nothing answers");
   expect_orphan_fails(ctx, set, closer, "closed its endpoint");
@@ -98,19 +112,11 @@ void run_sent_then_died(RankContext& ctx) {
   s.start();
   TransferSet set(s);
   std::vector<ReceiveBuffer> receives;
-  if (ctx.rank != victim) {
-    for (size_t size : kSizes) receives.emplace_back(size + 64);
-    for (size_t i = 0; i < std::size(kSizes); ++i) set.recv(victim, receives[i].data(), kSizes[i] + 64, kTag, kSizes[i]);
-  }
+  if (ctx.rank != victim) receives = post_receives(set, victim);
   s.barrier_polling("sent-then-died: receives posted");
   if (ctx.rank == victim) {
     s.phase("sent-then-died: sending, then dying");
-    std::vector<SendBuffer> sends;
-    for (int peer = 0; peer < victim; ++peer)
-      for (size_t i = 0; i < std::size(kSizes); ++i) sends.emplace_back(Payload(ctx.rank, peer, i, kSizes[i]));
-    for (int peer = 0, at = 0; peer < victim; ++peer)
-      for (size_t i = 0; i < std::size(kSizes); ++i, ++at) set.send(peer, sends[at].data(), kSizes[i], kTag);
-    set.complete();
+    send_to_lower_ranks(set, ctx.rank);
     ::raise(SIGKILL);
     ::_exit(1);
   }
@@ -118,12 +124,7 @@ void run_sent_then_died(RankContext& ctx) {
   for (const Clock::time_point end = Clock::now() + kDeathNoticed; Clock::now() < end;) s.progress();
   s.phase("sent-then-died: testing the receives");
   set.complete();
-  for (size_t i = 0; i < std::size(kSizes); ++i) {
-    std::string wrong = receives[i].check(Payload(victim, ctx.rank, i, kSizes[i]));
-    if (!wrong.empty())
-      TCHECK_FAIL("message %zu (%zu bytes) from rank %d, sent before it died: %s", i, kSizes[i], victim,
-                  wrong.c_str());
-  }
+  check_received(receives, victim, ctx.rank, "sent before it died");
   s.phase("sent-then-died: a receive nothing answers");
   expect_orphan_fails(ctx, set, victim, "died");
   s.phase("sent-then-died: waiting for the other survivors");
