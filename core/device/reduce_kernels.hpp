@@ -343,10 +343,21 @@ void store_partial(typename Io::Stored* p, const typename Io::Block& block, size
   __builtin_memcpy(p, elements, count * sizeof(elements[0]));
 }
 
+// The whole blocks from element i on; returns where they end.
+template <class Io, bool kStream, class F, class... Src>
+size_t transform_blocks(typename Io::Stored* dst, size_t i, size_t count, F f, const Src*... src) {
+  // Several blocks per iteration keep enough loads in flight for memory bandwidth.
+#pragma GCC unroll 4
+  for (; i + Io::kElements <= count; i += Io::kElements)
+    Io::template store<kStream>(dst + i, apply<Io>(f, Io::load(src + i)...));
+  return i;
+}
+
 // dst[i] = f(src[i]...) for i < count, one block at a time. dst may be one
 // of the sources: each block is loaded before its own results are stored.
 // `stream`: whole blocks at block-aligned addresses are stored non-temporally
-// (dst must be element-aligned for that; else every store is cached).
+// after a cached head (dst must be element-aligned for that; else every
+// store is cached).
 template <class Io, class F, class... Src>
 void transform(typename Io::Stored* dst, size_t count, bool stream, F f, const Src*... src) {
   using Stored = typename Io::Stored;
@@ -357,15 +368,10 @@ void transform(typename Io::Stored* dst, size_t count, bool stream, F f, const S
     size_t head = (kBlockBytes - address % kBlockBytes) % kBlockBytes / sizeof(Stored);
     if (head > count) head = count;
     if (head) store_partial<Io>(dst, apply<Io>(f, load_partial<Io>(src, head)...), head);
-    i = head;
-#pragma GCC unroll 4
-    for (; i + Io::kElements <= count; i += Io::kElements)
-      Io::template store<true>(dst + i, apply<Io>(f, Io::load(src + i)...));
+    i = transform_blocks<Io, true>(dst, head, count, f, src...);
     stream_fence();
   }
-  // Several blocks per iteration keep enough loads in flight for memory bandwidth.
-#pragma GCC unroll 4
-  for (; i + Io::kElements <= count; i += Io::kElements) Io::store(dst + i, apply<Io>(f, Io::load(src + i)...));
+  i = transform_blocks<Io, false>(dst, i, count, f, src...);
   if (i < count) store_partial<Io>(dst + i, apply<Io>(f, load_partial<Io>(src + i, count - i)...), count - i);
 }
 

@@ -198,7 +198,11 @@ class Checker {
     if (s.nchunks > (1u << 16)) fail(rank, i, std::to_string(s.nchunks) + " chunks, more than tags carry (2^16)");
     if (s.bytes % es_) fail(rank, i, "bytes not a whole number of elements");
     if (s.flags & ~uint32_t{HCOMM_STEP_FINAL | HCOMM_STEP_UNREAD}) fail(rank, i, "unknown flags");
-    if ((s.flags & HCOMM_STEP_UNREAD) && refs_of(s).empty()) fail(rank, i, "UNREAD on a step that writes nothing");
+    if (s.flags & HCOMM_STEP_UNREAD) {
+      const std::vector<Ref> refs = refs_of(s);
+      if (std::none_of(refs.begin(), refs.end(), [](const Ref& r) { return r.written; }))
+        fail(rank, i, "UNREAD on a step that writes nothing");
+    }
     if ((s.flags & HCOMM_STEP_FINAL) && !reduces(s.kind)) fail(rank, i, "FINAL on a step that does not reduce");
     check_deps(rank, i);
     const bool peer_ok = s.peer >= 0 && s.peer < nranks() && (touches_peer(s.kind) || s.peer != rank);

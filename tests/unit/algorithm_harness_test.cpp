@@ -31,6 +31,7 @@ enum class Variant {
   kReusedTooSoon,     // stages the window again while peers may still read it
   kUnreadResults,     // marks its own block and the loaded ones HCOMM_STEP_UNREAD: sound
   kUnreadWindow,      // marks the staged window HCOMM_STEP_UNREAD, which peers read
+  kUnreadSignal,      // marks a SIGNAL, which writes nothing, HCOMM_STEP_UNREAD
 };
 Variant g_variant = Variant::kSound;
 
@@ -77,7 +78,10 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
     const int32_t staged = add(stage);
     for (int q = 0; q < n; ++q) {
       if (q == me) continue;
-      hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = q, .nchunks = nchunks};
+      hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL,
+                             .flags = v == Variant::kUnreadSignal ? uint32_t{HCOMM_STEP_UNREAD} : 0u,
+                             .peer = q,
+                             .nchunks = nchunks};
       if (v != Variant::kEarlySignal) add_dep(signal, staged, !pipelined);
       add(signal);
     }
@@ -208,6 +212,8 @@ TEST(AlgorithmHarness, FindsAnUnreadResultThatIsRead) {
   EXPECT_TRUE(problems_of(Variant::kUnreadResults, allgather_case(5, 37, "fixed5", mapped)).empty());
   EXPECT_TRUE(reports(problems_of(Variant::kUnreadWindow, allgather_case(3, 7, "whole", mapped)),
                       "reading rank 0's WINDOW [0, +56) reads what UNREAD rank 0 step 1 (COPY)"));
+  EXPECT_TRUE(reports(problems_of(Variant::kUnreadSignal, allgather_case(3, 7, "whole", mapped)),
+                      "UNREAD on a step that writes nothing"));
 }
 
 TEST(AlgorithmHarness, FindsALoadWithoutItsWait) {

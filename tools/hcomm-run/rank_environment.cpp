@@ -13,7 +13,6 @@
 #include <system_error>
 #include <utility>
 
-
 namespace hcomm::run {
 namespace {
 

@@ -42,9 +42,9 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
 
 // A message that fits in a flag's line travels in it (where the core carries
 // payloads: HCOMM_VIEW_SIGNAL_PAYLOAD): every rank signals its input to every
-// peer and reduces the inputs in rank order once they are here. Inputs gather in scratch, one slot per rank, this rank's
-// own included, so that RECV (SEND too, in place) is written only after
-// every input was read.
+// peer and reduces the inputs in rank order once they are here. Inputs gather
+// in scratch, one slot per rank, this rank's own included, so that RECV (SEND
+// too, in place) is written only after every input was read.
 void build_inline(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   const uint64_t b = call.bytes;

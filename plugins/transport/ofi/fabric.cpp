@@ -72,11 +72,14 @@ void name_shm_endpoints(fi_info& info) {
   info.src_addrlen = name.size() + 1;
 }
 
+// "tcp;ofi_rxm": "tcp".
+std::string core_provider(const std::string& provider) { return provider.substr(0, provider.find(';')); }
+
 }  // namespace
 
 // "tcp;ofi_rxm": the core provider, before the ';', decides the reach.
 bool host_local_provider(const std::string& provider) {
-  std::string core = provider.substr(0, provider.find(';'));
+  const std::string core = core_provider(provider);
   return core == "shm" || core == "sm2";
 }
 
@@ -100,7 +103,7 @@ Fabric::Fabric(const Config& config, const plugin::Services& services) {
   info_ = fi_dupinfo(pick);
   if (!info_) HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "ofi: fi_dupinfo failed (out of memory)");
   provider_ = info_->fabric_attr->prov_name;
-  if (provider_.substr(0, provider_.find(';')) == "shm") name_shm_endpoints(*info_);
+  if (core_provider(provider_) == "shm") name_shm_endpoints(*info_);
   check_fi(fi_fabric(info_->fabric_attr, fabric_.out(), nullptr), HCOMM_ERR_SYSTEM, "fi_fabric");
   check_fi(fi_domain(fabric_.get(), info_, domain_.out(), nullptr), HCOMM_ERR_SYSTEM, "fi_domain");
   services.log(HCOMM_LOG_INFO, "NET",

@@ -127,7 +127,8 @@ void Endpoint::peer_gone(std::string text) {
 
 void Endpoint::ucx_failed(ucs_status_t status) {
   // Not ready: the peer's goodbye came first, and the ucp endpoint is closed already.
-  if (state_ == State::kReady) lost(format("ucx: connection to rank %d lost: %s", peer_rank_, ucs_status_string(status)));
+  if (state_ == State::kReady)
+    lost(format("ucx: connection to rank %d lost: %s", peer_rank_, ucs_status_string(status)));
 }
 
 void Endpoint::fail(const std::string& text) {
