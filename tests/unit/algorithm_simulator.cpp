@@ -73,7 +73,9 @@ void Simulator::run() {
       continue;
     }
     execute(id);
-    complete(id);
+    for (size_t partner : chunks_[id].partners) satisfy(partner);
+    if (step_of(id).kind != HCOMM_STEP_SEND) complete(id);
+    if (chunks_[id].sender != kNone) complete(chunks_[id].sender);
   }
 }
 
@@ -152,7 +154,10 @@ void Simulator::link_dependencies() {
       }
       if (st.kind == HCOMM_STEP_SEND) {
         const size_t receive = receives.at({rank, st.peer, st.match});
-        for (uint32_t c = 0; c < st.nchunks; ++c) pair(chunk_id(rank, s, c), chunk_id(st.peer, receive, c));
+        for (uint32_t c = 0; c < st.nchunks; ++c) {
+          pair(chunk_id(rank, s, c), chunk_id(st.peer, receive, c));
+          chunks_[chunk_id(st.peer, receive, c)].sender = chunk_id(rank, s, c);
+        }
       }
     }
   // The core raises the signals of one pair and flag in order; the j-th
@@ -236,7 +241,6 @@ void Simulator::execute(size_t id) {
 void Simulator::complete(size_t id) {
   const Chunk& chunk = chunks_[id];
   for (size_t waiter : chunk_waiters_[id]) satisfy(waiter);
-  for (size_t partner : chunk.partners) satisfy(partner);
   const hcomm_step_t& s = step_of(id);
   if (++completed_[chunk.rank][chunk.step] < s.nchunks) return;
   for (size_t waiter : whole_waiters_[chunk.rank][chunk.step])

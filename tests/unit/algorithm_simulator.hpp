@@ -1,7 +1,8 @@
 // Runs all ranks' schedules of one call in process, on real data: chunks run
 // in random order once their dependencies are done, a receive chunk once the
 // matching send chunk ran (a send reads its source when it runs, as a
-// transport would copy it) and a WAIT chunk once its signal was raised (the
+// transport would copy it, and completes only when its receive ran, as a
+// rendezvous transport's does) and a WAIT chunk once its signal was raised (the
 // j-th SIGNAL chunk of the peer towards this rank and flag; the signals of
 // one pair and flag are raised in order). LOAD, LOAD_REDUCE and STORE read or write the peer's memory when they
 // run; the checker has made sure that no other order could change that.
@@ -40,7 +41,9 @@ class Simulator {
     uint32_t index;
     int pending = 0;               // dependencies, the send or signal it waits for, not done yet
     std::vector<size_t> partners;  // chunks that wait for it besides its step's dependents
+    size_t sender = kNone;         // a receive chunk's send chunk
   };
+  static constexpr size_t kNone = ~size_t{0};
 
   const hcomm_step_t& step_of(size_t id) const;
   size_t chunk_id(int rank, size_t step, uint32_t chunk) const;
@@ -48,6 +51,7 @@ class Simulator {
   void link_dependencies();
   void satisfy(size_t id);
   void execute(size_t id);
+  // The chunk's step's dependents may go on.
   void complete(size_t id);
 
   const std::vector<RankSchedule>& ranks_;

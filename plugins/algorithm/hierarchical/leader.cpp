@@ -1,11 +1,14 @@
 // Leader-based schedules, for small messages and the rooted collectives: one
 // rank per host (its lowest, or the root on the root's host) stands for the
-// host between hosts. Each level is a binomial tree, inside the hosts and
-// among the leaders; every step carries the whole message in the same chunks,
-// so chunk c moves on from level to level as soon as it is here.
+// host between hosts. Host levels are binomial trees; every step carries the
+// whole message in the same chunks, so chunk c moves on from level to level
+// as soon as it is here.
 //   reduce: host trees reduce to the leaders, the leaders' tree to the root.
 //   broadcast: the leaders' tree from the root, then the host trees.
-//   hier_leader allreduce: a reduce to rank 0, then a broadcast from it.
+//   hier_leader allreduce: host trees reduce to the leaders, the leaders
+//   allreduce by recursive doubling (one exchange per round, log2 H rounds
+//   where a reduce and a broadcast would cross hosts 2 ceil(log2 H) times),
+//   host trees broadcast.
 #include "cost.hpp"
 #include "hierarchical.hpp"
 #include "passes.hpp"
@@ -14,7 +17,7 @@ namespace hcomm::algo {
 
 namespace {
 
-enum Phase : uint32_t { kHostReduce, kLeaderReduce, kLeaderBroadcast, kHostBroadcast };
+enum Phase : uint32_t { kHostReduce, kLeaderReduce, kLeaderBroadcast, kHostBroadcast, kLeaderExchange };
 
 // The levels around this rank when `root` is the root of the call.
 struct Levels {
@@ -46,47 +49,57 @@ TreeMessage message(const Call& call, uint32_t phase, ScheduleWriter& out) {
   return {.match = match_of(phase, 0), .bytes = call.bytes, .nchunks = out.chunks(call.bytes, call.args.dtype_size)};
 }
 
-// Every rank's input reduced to `root`'s RECV; the other ranks accumulate in
-// `partials` (allreduce: RECV; reduce: SCRATCH, as they own no RECV).
-Placed add_reduce(const HierCall& h, int root, hcomm_buffer_t partials, ScheduleWriter& out) {
-  const Call& call = h.call;
-  const Levels l = levels(h, root);
-  const hcomm_bufref_t acc = at(call.rank == root ? HCOMM_BUF_RECV : partials, 0);
-  if (acc.buffer == HCOMM_BUF_SCRATCH) out.need_scratch(call.bytes);
-  Placed value = add_tree_reduce(l.host, l.leader, message(call, kHostReduce, out), {.at = at(HCOMM_BUF_SEND, 0)}, acc,
-                                 false, out);
-  if (l.is_leader)
-    value = add_tree_reduce(l.leaders, l.root_host, message(call, kLeaderReduce, out), value, acc, true, out);
-  return value;
+// Every rank's input reduced to its leader's `acc`.
+Placed add_host_reduce(const HierCall& h, const Levels& l, hcomm_bufref_t acc, ScheduleWriter& out) {
+  return add_tree_reduce(l.host, l.leader, message(h.call, kHostReduce, out), {.at = at(HCOMM_BUF_SEND, 0)}, acc,
+                         false, out);
 }
 
-// `input` (at the root) to every other rank's RECV.
-void add_broadcast(const HierCall& h, int root, Placed input, ScheduleWriter& out) {
-  const Call& call = h.call;
-  const Levels l = levels(h, root);
-  Placed value = input;
-  if (l.is_leader)
-    value = add_tree_broadcast(l.leaders, l.root_host, message(call, kLeaderBroadcast, out), value,
-                               at(HCOMM_BUF_RECV, 0), out);
-  add_tree_broadcast(l.host, l.leader, message(call, kHostBroadcast, out), value, at(HCOMM_BUF_RECV, 0), out);
+// The leader's `value` to every other rank of its host's RECV.
+void add_host_broadcast(const HierCall& h, const Levels& l, Placed value, ScheduleWriter& out) {
+  add_tree_broadcast(l.host, l.leader, message(h.call, kHostBroadcast, out), value, at(HCOMM_BUF_RECV, 0), out);
 }
 
 void build_allreduce(const HierCall& h, ScheduleWriter& out) {
   if (h.call.bytes == 0) return;
-  add_broadcast(h, 0, add_reduce(h, 0, HCOMM_BUF_RECV, out), out);
+  const Levels l = levels(h, 0);
+  const hcomm_bufref_t acc = at(HCOMM_BUF_RECV, 0);
+  Placed value = add_host_reduce(h, l, acc, out);
+  if (l.is_leader) {
+    out.need_scratch(h.call.bytes);
+    value = add_doubling_allreduce(l.leaders, message(h.call, kLeaderExchange, out), value, acc,
+                                   at(HCOMM_BUF_SCRATCH, 0), true, out);
+  }
+  add_host_broadcast(h, l, value, out);
 }
 
+// Ranks other than the root own no RECV: they accumulate in SCRATCH.
 void build_reduce(const HierCall& h, ScheduleWriter& out) {
   check_root(h.call);
-  if (h.call.bytes == 0) return;
-  add_reduce(h, h.call.args.root, HCOMM_BUF_SCRATCH, out);
+  const Call& call = h.call;
+  if (call.bytes == 0) return;
+  const Levels l = levels(h, call.args.root);
+  const hcomm_bufref_t acc = at(call.rank == call.args.root ? HCOMM_BUF_RECV : HCOMM_BUF_SCRATCH, 0);
+  if (acc.buffer == HCOMM_BUF_SCRATCH) out.need_scratch(call.bytes);
+  const Placed value = add_host_reduce(h, l, acc, out);
+  if (l.is_leader) add_tree_reduce(l.leaders, l.root_host, message(call, kLeaderReduce, out), value, acc, true, out);
 }
 
 void build_broadcast(const HierCall& h, ScheduleWriter& out) {
   check_root(h.call);
-  if (h.call.bytes == 0) return;
-  if (h.call.rank == h.call.args.root) copy_input_to_output(h.call, out);
-  add_broadcast(h, h.call.args.root, {.at = at(HCOMM_BUF_SEND, 0)}, out);
+  const Call& call = h.call;
+  if (call.bytes == 0) return;
+  if (call.rank == call.args.root) copy_input_to_output(call, out);
+  const Levels l = levels(h, call.args.root);
+  Placed value = {.at = at(HCOMM_BUF_SEND, 0)};
+  if (l.is_leader)
+    value = add_tree_broadcast(l.leaders, l.root_host, message(call, kLeaderBroadcast, out), value,
+                               at(HCOMM_BUF_RECV, 0), out);
+  add_host_broadcast(h, l, value, out);
+}
+
+double per_byte(const hcomm_link_model_t& l, bool reduces) {
+  return l.beta_us_per_byte + (reduces ? l.gamma_us_per_byte : 0);
 }
 
 // The root's sends dominate a pipelined binomial tree: ceil(log2 m) times
@@ -96,15 +109,27 @@ double tree_levels(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm,
   if (!shape) return declined_cost();
   const uint64_t bytes = args->count * args->dtype_size;
   const uint32_t chunks = pipeline_chunks(bytes, args->dtype_size);
-  const hcomm_link_model_t &in = comm->intra, &ex = comm->inter;
   const double b = static_cast<double>(bytes);
-  return tree_level(shape->max_local, b, chunks, in.alpha_us,
-                    in.beta_us_per_byte + (reduces ? in.gamma_us_per_byte : 0)) +
-         tree_level(shape->hosts, b, chunks, ex.alpha_us, ex.beta_us_per_byte + (reduces ? ex.gamma_us_per_byte : 0));
+  return tree_level(shape->max_local, b, chunks, comm->intra.alpha_us, per_byte(comm->intra, reduces)) +
+         tree_level(shape->hosts, b, chunks, comm->inter.alpha_us, per_byte(comm->inter, reduces));
 }
 
+// Host trees both ways around the leaders' log2 H exchanges of the message,
+// each reduced; where H is not a power of two, a fold's message each way
+// and one more reduction.
 double allreduce_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
-  return tree_levels(args, comm, true) + tree_levels(args, comm, false);
+  const std::optional<HostShape> shape = host_shape(*comm);
+  if (!shape) return declined_cost();
+  const uint64_t bytes = args->count * args->dtype_size;
+  const uint32_t chunks = pipeline_chunks(bytes, args->dtype_size);
+  const double b = static_cast<double>(bytes);
+  const hcomm_link_model_t &in = comm->intra, &ex = comm->inter;
+  const FoldedHypercube cube(shape->hosts, 0);
+  const double exchange = chunks * ex.alpha_us + b * per_byte(ex, true);
+  double cost = tree_level(shape->max_local, b, chunks, in.alpha_us, per_byte(in, true)) +
+                tree_level(shape->max_local, b, chunks, in.alpha_us, per_byte(in, false)) + cube.rounds() * exchange;
+  if (cube.size() != shape->hosts) cost += exchange + chunks * ex.alpha_us + b * ex.beta_us_per_byte;
+  return cost;
 }
 double reduce_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
   return tree_levels(args, comm, true);

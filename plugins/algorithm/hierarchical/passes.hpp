@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/patterns.hpp"
+#include "common/recursive_halving.hpp"
 #include "common/schedule_writer.hpp"
 
 namespace hcomm::algo {
@@ -87,6 +88,14 @@ Placed add_tree_reduce(const Group& group, int root, const TreeMessage& msg, Pla
 // there. Returns where the message lies at this rank.
 Placed add_tree_broadcast(const Group& group, int root, const TreeMessage& msg, Placed input, hcomm_bufref_t dst,
                           ScheduleWriter& out);
+
+// Recursive doubling over the group (recursive_halving.hpp; a group whose
+// size is not a power of two folds its first pairs in first and out last):
+// every member ends with the reduction of all members' `input` in `acc`,
+// each round's partner value received into `scratch` (msg.bytes). Round k is
+// item k of msg.match's phase; `final` marks the last reduction.
+Placed add_doubling_allreduce(const Group& group, const TreeMessage& msg, Placed input, hcomm_bufref_t acc,
+                              hcomm_bufref_t scratch, bool final, ScheduleWriter& out);
 
 // A step that completes once all `steps` (-1 entries ignored) have: one of
 // them, or empty copies that wait for up to HCOMM_STEP_MAX_DEPS each. -1
