@@ -40,13 +40,32 @@ const char* optional_time(const std::string& text, std::optional<double>* out) {
   return why;
 }
 
+template <int TuneFile::*count>
+const char* set_count(TuneFile& f, const std::string& v) {
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), f.*count);
+  return v.empty() || ec != std::errc() || end != v.data() + v.size() || f.*count < 1 ? "not a whole number >= 1" : nullptr;
+}
+
+template <LinkFields TuneFile::*group, std::optional<double> LinkFields::*field>
+const char* set_field(TuneFile& f, const std::string& v) {
+  return optional_time(v, &(f.*group.*field));
+}
+
+// The optional link models, as key prefixes.
+struct Group {
+  const char* prefix;
+  LinkFields TuneFile::*fields;
+};
+constexpr Group kGroups[] = {{"mapped", &TuneFile::mapped}, {"intra", &TuneFile::intra}, {"inter", &TuneFile::inter}};
+
+#define HCOMM_LINK_FIELD_KEYS(group)                                                                  \
+  {#group ".alpha_us", false, set_field<&TuneFile::group, &LinkFields::alpha_us>},                   \
+      {#group ".beta_us_per_byte", false, set_field<&TuneFile::group, &LinkFields::beta_us_per_byte>}, \
+      {#group ".gamma_us_per_byte", false, set_field<&TuneFile::group, &LinkFields::gamma_us_per_byte>}
+
 constexpr Key kKeys[] = {
-    {"ranks", false,
-     [](TuneFile& f, const std::string& v) -> const char* {
-       auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), f.ranks);
-       return v.empty() || ec != std::errc() || end != v.data() + v.size() || f.ranks < 1 ? "not a rank count >= 1"
-                                                                                          : nullptr;
-     }},
+    {"ranks", false, set_count<&TuneFile::ranks>},
+    {"hosts", false, set_count<&TuneFile::hosts>},
     {"transports", false,
      [](TuneFile& f, const std::string& v) -> const char* {
        f.transports = v;
@@ -57,12 +76,11 @@ constexpr Key kKeys[] = {
      [](TuneFile& f, const std::string& v) { return time_value(v, &f.link.beta_us_per_byte); }},
     {"gamma_us_per_byte", true,
      [](TuneFile& f, const std::string& v) { return time_value(v, &f.link.gamma_us_per_byte); }},
-    {"mapped.alpha_us", false, [](TuneFile& f, const std::string& v) { return optional_time(v, &f.mapped.alpha_us); }},
-    {"mapped.beta_us_per_byte", false,
-     [](TuneFile& f, const std::string& v) { return optional_time(v, &f.mapped.beta_us_per_byte); }},
-    {"mapped.gamma_us_per_byte", false,
-     [](TuneFile& f, const std::string& v) { return optional_time(v, &f.mapped.gamma_us_per_byte); }},
+    HCOMM_LINK_FIELD_KEYS(mapped),
+    HCOMM_LINK_FIELD_KEYS(intra),
+    HCOMM_LINK_FIELD_KEYS(inter),
 };
+#undef HCOMM_LINK_FIELD_KEYS
 
 std::string trim(const std::string& s) {
   const size_t first = s.find_first_not_of(" \t\r");
@@ -142,16 +160,24 @@ std::string format_tune_file(const TuneFile& file) {
   std::string out =
       "# HComm tune file (HCOMM_TUNE_FILE): the link model of the algorithms' cost functions.\n"
       "# alpha_us: per message (one hop); beta_us_per_byte: per byte moved; gamma_us_per_byte:\n"
-      "# per byte reduced; mapped.*: the same through mapped memory (ranks of one host).\n";
+      "# per byte reduced, over the slowest link; mapped.*: the same through mapped memory\n"
+      "# (ranks of one host); intra.*, inter.*: within a host and between hosts.\n";
   auto line = [&](const char* key, const std::string& value) { out += std::string(key) + " = " + value + "\n"; };
   if (file.ranks > 0) line("ranks", std::to_string(file.ranks));
+  if (file.hosts > 0) line("hosts", std::to_string(file.hosts));
   if (!file.transports.empty()) line("transports", file.transports);
   line("alpha_us", number_text(file.link.alpha_us));
   line("beta_us_per_byte", number_text(file.link.beta_us_per_byte));
   line("gamma_us_per_byte", number_text(file.link.gamma_us_per_byte));
-  if (file.mapped.alpha_us) line("mapped.alpha_us", number_text(*file.mapped.alpha_us));
-  if (file.mapped.beta_us_per_byte) line("mapped.beta_us_per_byte", number_text(*file.mapped.beta_us_per_byte));
-  if (file.mapped.gamma_us_per_byte) line("mapped.gamma_us_per_byte", number_text(*file.mapped.gamma_us_per_byte));
+  for (const Group& g : kGroups) {
+    const LinkFields& fields = file.*g.fields;
+    auto field = [&](const char* name, const std::optional<double>& v) {
+      if (v) line((std::string(g.prefix) + "." + name).c_str(), number_text(*v));
+    };
+    field("alpha_us", fields.alpha_us);
+    field("beta_us_per_byte", fields.beta_us_per_byte);
+    field("gamma_us_per_byte", fields.gamma_us_per_byte);
+  }
   return out;
 }
 
@@ -159,6 +185,12 @@ hcomm_comm_view_t apply_tune_file(const TuneFile& file, const hcomm_comm_view_t&
   hcomm_comm_view_t view = measured;
   view.link = file.link;
   if (view.flags & HCOMM_VIEW_MAPPED) overlay(view.mapped, file.mapped);
+  if (view.nnodes > 1) {
+    overlay(view.intra, file.intra);
+    overlay(view.inter, file.inter);
+  } else {
+    view.intra = view.inter = view.link;
+  }
   return view;
 }
 

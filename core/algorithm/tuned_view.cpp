@@ -10,7 +10,8 @@ hcomm_comm_view_t tuned_view(const hcomm_comm_view_t& measured) {
   const std::string path = settings::get_string("HCOMM_TUNE_FILE");
   if (path.empty()) return measured;
   const TuneFile file = read_tune_file(path);
-  if (measured.rank == 0)
+  const hcomm_comm_view_t tuned = apply_tune_file(file, measured);
+  if (measured.rank == 0) {
     HCOMM_INFO(ALGO,
                "HCOMM_TUNE_FILE %s (measured on %s ranks over %s): alpha %.3g us, beta %.3g us/B, gamma %.3g us/B "
                "instead of the transports' alpha %.3g us, beta %.3g us/B, gamma %.3g us/B",
@@ -18,7 +19,13 @@ hcomm_comm_view_t tuned_view(const hcomm_comm_view_t& measured) {
                file.transports.empty() ? "?" : file.transports.c_str(), file.link.alpha_us, file.link.beta_us_per_byte,
                file.link.gamma_us_per_byte, measured.link.alpha_us, measured.link.beta_us_per_byte,
                measured.link.gamma_us_per_byte);
-  return apply_tune_file(file, measured);
+    if (measured.nnodes > 1)
+      HCOMM_INFO(ALGO, "HCOMM_TUNE_FILE %s across %d hosts: within a host alpha %.3g us, beta %.3g us/B; between hosts "
+                       "alpha %.3g us, beta %.3g us/B",
+                 path.c_str(), measured.nnodes, tuned.intra.alpha_us, tuned.intra.beta_us_per_byte,
+                 tuned.inter.alpha_us, tuned.inter.beta_us_per_byte);
+  }
+  return tuned;
 }
 
 }  // namespace hcomm::algorithm

@@ -108,6 +108,27 @@ case_shaped() {
   [ "$(grep -vc '^#' "$HOSTS_DIR/out.0")" -eq 20 ] || fail "expected 20 rows (8 B to 4 MiB)"
 }
 
+# --calibrate across hosts measures the link within a host and the shaped one
+# between hosts apart, and a later job's score map takes both.
+case_calibrate_2x2() {
+  hosts_up 2 1gbit || fail "hosts_up"
+  hosts_run 2 300 "$PERF" --calibrate "$HOSTS_DIR/link.tune" -w 1 -n 3
+  expect_rc 0
+  local tune=$HOSTS_DIR/link.tune key
+  grep -qx "hosts = 2" "$tune" || fail "no host count in $(cat "$tune")"
+  for key in intra.alpha_us intra.beta_us_per_byte inter.alpha_us inter.beta_us_per_byte; do
+    grep -qE "^$key = [0-9]" "$tune" || fail "no $key in $(cat "$tune")"
+  done
+  # 1 Gbit/s between hosts against shared memory within: beta at least 5x.
+  awk '$1 == "intra.beta_us_per_byte" { i = $3 } $1 == "inter.beta_us_per_byte" { e = $3 }
+       END { exit !(i > 0 && e > 5 * i) }' "$tune" || fail "inter not slower than intra: $(cat "$tune")"
+  HCOMM_TUNE_FILE=$tune HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO hosts_run 2 300 "$PERF" -c allreduce -b 8 -e 1M -f 32
+  expect_rc 0
+  expect_in err.0 "HCOMM_TUNE_FILE $tune (measured on 4 ranks over "
+  expect_in err.0 "HCOMM_TUNE_FILE $tune across 2 hosts: within a host alpha "
+  grep -v '^#' "$HOSTS_DIR/out.0" | awk 'NF && $(NF-1) != "0" { exit 1 }' || fail "a row has wrong elements"
+}
+
 # A host whose link goes down mid-job (no reset reaches anyone): every rank
 # fails with an error within the timeout, none hangs.
 case_link_down() {

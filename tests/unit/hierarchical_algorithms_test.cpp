@@ -301,5 +301,14 @@ TEST(HierarchicalOneHost, RecursiveDoublingCountsTheRoundWithinAHost) {
   EXPECT_LT(cost_of(*rd, two, 4, 2), cost_of(*rd, scattered, 4, 2));
 }
 
+// From a few KiB on, hier_leader takes them: its leaders' exchange carries
+// the message over each host's link once, where recursive doubling's round
+// between hosts carries it once for every rank of the host.
+TEST(HierarchicalOneHost, LeadersTakeMidSizedAllreduces) {
+  const View two = host_view({"two", {0, 0, 1, 1}});
+  EXPECT_EQ(winner(two, 4, HCOMM_COLL_ALLREDUCE, 16 << 10), "hier_leader");
+  EXPECT_EQ(winner(two, 4, HCOMM_COLL_ALLREDUCE, 64 << 20), "hier_ring");
+}
+
 }  // namespace
 }  // namespace hcomm::algotest

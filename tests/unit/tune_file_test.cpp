@@ -67,11 +67,15 @@ TEST(TuneFile, WrittenTextReadsBackExactly) {
   f.ranks = 7;
   f.transports = "tcp";
   f.link = {.alpha_us = 12.345678901234, .beta_us_per_byte = 1.0 / 3e3, .gamma_us_per_byte = 2.5e-5};
+  f.hosts = 2;
   f.mapped.alpha_us = 0.125;
   f.mapped.gamma_us_per_byte = 1e-6 / 7;
+  f.intra.beta_us_per_byte = 1e-4 / 3;
+  f.inter = {.alpha_us = 99.5, .beta_us_per_byte = 8e-3, .gamma_us_per_byte = 0};
   const std::string text = format_tune_file(f);
   EXPECT_EQ(text.rfind("# HComm tune file", 0), 0u) << text;
-  EXPECT_NE(text.find("\nranks = 7\ntransports = tcp\nalpha_us = 12.345678901234\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nranks = 7\nhosts = 2\ntransports = tcp\nalpha_us = 12.345678901234\n"), std::string::npos)
+      << text;
   EXPECT_EQ(text.find("mapped.beta_us_per_byte"), std::string::npos) << text;
   const TuneFile back = parse_tune_file(text, kPath);
   EXPECT_EQ(back.ranks, 7);
@@ -82,14 +86,22 @@ TEST(TuneFile, WrittenTextReadsBackExactly) {
   EXPECT_EQ(back.mapped.alpha_us, f.mapped.alpha_us);
   EXPECT_FALSE(back.mapped.beta_us_per_byte.has_value());
   EXPECT_EQ(back.mapped.gamma_us_per_byte, f.mapped.gamma_us_per_byte);
+  EXPECT_EQ(back.hosts, 2);
+  EXPECT_FALSE(back.intra.alpha_us.has_value());
+  EXPECT_EQ(back.intra.beta_us_per_byte, f.intra.beta_us_per_byte);
+  EXPECT_EQ(back.inter.alpha_us, 99.5);
+  EXPECT_EQ(back.inter.beta_us_per_byte, 8e-3);
+  EXPECT_EQ(back.inter.gamma_us_per_byte, 0);
 }
 
 TEST(TuneFile, BadFilesNameTheFileLineAndKey) {
   const std::string file = std::string("HCOMM_TUNE_FILE ") + kPath;
   EXPECT_EQ(config_error(std::string(kComplete) + "latency = 3\n"),
             file +
-                " line 4: unknown key 'latency' (the keys: ranks, transports, alpha_us, beta_us_per_byte, "
-                "gamma_us_per_byte, mapped.alpha_us, mapped.beta_us_per_byte, mapped.gamma_us_per_byte)");
+                " line 4: unknown key 'latency' (the keys: ranks, hosts, transports, alpha_us, beta_us_per_byte, "
+                "gamma_us_per_byte, mapped.alpha_us, mapped.beta_us_per_byte, mapped.gamma_us_per_byte, "
+                "intra.alpha_us, intra.beta_us_per_byte, intra.gamma_us_per_byte, inter.alpha_us, "
+                "inter.beta_us_per_byte, inter.gamma_us_per_byte)");
   EXPECT_EQ(config_error(std::string(kComplete) + "# again\nalpha_us = 3\n"),
             file + " line 5: key 'alpha_us' appears again (first on line 1)");
   EXPECT_EQ(config_error("ranks 3\n"), file + " line 1: 'ranks 3' is not 'key = value'");
@@ -101,9 +113,13 @@ TEST(TuneFile, BadFilesNameTheFileLineAndKey) {
               file + " line 2: key 'beta_us_per_byte': '" + bad + "' is not a finite number >= 0");
   EXPECT_EQ(config_error("mapped.gamma_us_per_byte = -0.5"),
             file + " line 1: key 'mapped.gamma_us_per_byte': '-0.5' is not a finite number >= 0");
-  for (const char* bad : {"0", "-2", "3.5", "x"})
+  for (const char* bad : {"0", "-2", "3.5", "x"}) {
     EXPECT_EQ(config_error(std::string("ranks = ") + bad),
-              file + " line 1: key 'ranks': '" + bad + "' is not a rank count >= 1");
+              file + " line 1: key 'ranks': '" + bad + "' is not a whole number >= 1");
+    EXPECT_EQ(config_error(std::string("hosts = ") + bad),
+              file + " line 1: key 'hosts': '" + bad + "' is not a whole number >= 1");
+  }
+  EXPECT_EQ(config_error("inter.alpha_us = x"), file + " line 1: key 'inter.alpha_us': 'x' is not a finite number >= 0");
   EXPECT_EQ(config_error("transports ="), file + " line 1: key 'transports': '' is empty");
 }
 
@@ -147,6 +163,37 @@ TEST(TuneFile, ViewTakesTheLinkAndMappedFieldsOnlyWhereMapped) {
   EXPECT_EQ(mapped.mapped.gamma_us_per_byte, 5e-5);
   EXPECT_EQ(mapped.flags, static_cast<uint32_t>(HCOMM_VIEW_MAPPED));
   EXPECT_EQ(mapped.window_bytes, 1u << 20);
+}
+
+// Across hosts the view takes the file's intra and inter fields that are
+// there; on one host both links are the file's link.
+TEST(TuneFile, ViewTakesIntraAndInterAcrossHosts) {
+  TuneFile f;
+  f.link = {.alpha_us = 90, .beta_us_per_byte = 8e-3, .gamma_us_per_byte = 6e-5};
+  f.inter = {.alpha_us = 90, .beta_us_per_byte = 8e-3, .gamma_us_per_byte = 6e-5};
+  f.intra.alpha_us = 3;
+  const int node_of[3] = {0, 0, 1};
+  hcomm_comm_view_t measured = measured_view(0);
+  measured.nnodes = 2;
+  measured.node_of = node_of;
+  measured.intra = {.alpha_us = 1, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 5e-5};
+  measured.inter = {.alpha_us = 20, .beta_us_per_byte = 8e-4, .gamma_us_per_byte = 5e-5};
+  const hcomm_comm_view_t across = algorithm::apply_tune_file(f, measured);
+  EXPECT_EQ(across.link.alpha_us, 90);
+  EXPECT_EQ(across.inter.alpha_us, 90);
+  EXPECT_EQ(across.inter.beta_us_per_byte, 8e-3);
+  EXPECT_EQ(across.inter.gamma_us_per_byte, 6e-5);
+  EXPECT_EQ(across.intra.alpha_us, 3);
+  EXPECT_EQ(across.intra.beta_us_per_byte, 1e-4);
+  EXPECT_EQ(across.node_of, node_of);
+  measured.nnodes = 1;
+  measured.node_of = nullptr;
+  const hcomm_comm_view_t one = algorithm::apply_tune_file(f, measured);
+  for (const hcomm_link_model_t& l : {one.intra, one.inter}) {
+    EXPECT_EQ(l.alpha_us, 90);
+    EXPECT_EQ(l.beta_us_per_byte, 8e-3);
+    EXPECT_EQ(l.gamma_us_per_byte, 6e-5);
+  }
 }
 
 // HCOMM_TUNE_FILE for the rest of one test.

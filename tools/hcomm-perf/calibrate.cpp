@@ -9,11 +9,13 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "benchmark.hpp"
 #include "core/algorithm/calibration.hpp"
 #include "core/algorithm/tune_file.hpp"
+#include "core/topology/json.hpp"
 
 namespace hcomm::perf {
 namespace {
@@ -21,6 +23,7 @@ namespace {
 constexpr size_t kSmallBytes = 8;
 constexpr size_t kLargeBytes = size_t{16} << 20;
 constexpr int kTag = 7;
+constexpr int kRounds = 3;
 
 uint8_t pattern(int rank, size_t i) { return static_cast<uint8_t>(rank * 131 + i * 7 + 1); }
 
@@ -35,23 +38,31 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// Every rank sends to the next rank and receives from the previous one.
-class RingExchange {
+// Ranks send to `next` and receive from `prev` at once: every rank around a
+// ring, or the two ranks of one pair (the others, with -1, take no part).
+class Exchange {
  public:
-  explicit RingExchange(const Communicator& comm)
-      : comm_(comm),
-        next_((comm.rank() + 1) % comm.size()),
-        prev_((comm.rank() + comm.size() - 1) % comm.size()),
-        send_(kLargeBytes),
-        recv_(kLargeBytes) {
+  Exchange(const Communicator& comm, int next, int prev)
+      : comm_(comm), next_(next), prev_(prev), send_(kLargeBytes), recv_(kLargeBytes) {
     auto* out = static_cast<uint8_t*>(send_.data());
     for (size_t i = 0; i < kLargeBytes; ++i) out[i] = pattern(comm.rank(), i);
+  }
+  static Exchange ring(const Communicator& comm) {
+    return Exchange(comm, (comm.rank() + 1) % comm.size(), (comm.rank() + comm.size() - 1) % comm.size());
+  }
+  static Exchange pair(const Communicator& comm, int a, int b) {
+    const int partner = comm.rank() == a ? b : comm.rank() == b ? a : -1;
+    return Exchange(comm, partner, partner);
   }
 
   // The slowest rank's median time of one exchange of `bytes`, in us; then
   // one more exchange into a cleared buffer, every byte of it checked.
   double time_us(size_t bytes, int warmup, int iters) {
     check(hcomm_barrier(comm_.get(), nullptr), "hcomm_barrier");
+    if (prev_ < 0) {
+      sleep_through_barrier();
+      return slowest(comm_, 0);
+    }
     for (int i = 0; i < warmup; ++i) once(bytes);
     std::vector<double> us(iters);
     for (double& t : us) {
@@ -67,10 +78,37 @@ class RingExchange {
         throw CallError("the exchange of " + std::to_string(bytes) + " B from rank " + std::to_string(prev_) +
                         " delivered byte " + std::to_string(i) + " as " + std::to_string(in[i]) + ", expected " +
                         std::to_string(pattern(prev_, i)));
+    check(hcomm_barrier(comm_.get(), nullptr), "hcomm_barrier");
     return slowest(comm_, median(us));
   }
 
+  // alpha from an 8 B exchange, beta from what 16 MiB takes beyond it; each
+  // the best of kRounds: on a loaded machine the scheduler at times keeps
+  // both ranks of a pair on one CPU for a whole round.
+  hcomm_link_model_t model(int warmup, int iters, double gamma_us_per_byte) {
+    double small_us = time_us(kSmallBytes, warmup, iters), large_us = time_us(kLargeBytes, warmup, iters);
+    for (int round = 1; round < kRounds; ++round) {
+      small_us = std::min(small_us, time_us(kSmallBytes, warmup, iters));
+      large_us = std::min(large_us, time_us(kLargeBytes, warmup, iters));
+    }
+    return {.alpha_us = small_us,
+            .beta_us_per_byte = std::max(0.0, (large_us - small_us) / (kLargeBytes - kSmallBytes)),
+            .gamma_us_per_byte = gamma_us_per_byte};
+  }
+
  private:
+  // Ranks that take no part leave the CPUs to the pair: a blocking call
+  // would spin or yield on them for its first milliseconds.
+  void sleep_through_barrier() {
+    hcomm_request_t barrier = nullptr;
+    check(hcomm_ibarrier(comm_.get(), &barrier), "hcomm_ibarrier");
+    for (int done = 0;;) {
+      check(hcomm_test(barrier, &done), "hcomm_test");
+      if (done) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+
   void once(size_t bytes) {
     hcomm_request_t receive = nullptr, send = nullptr;
     check(hcomm_irecv(recv_.data(), bytes, HCOMM_UINT8, prev_, kTag, comm_.get(), &receive), "hcomm_irecv");
@@ -83,6 +121,27 @@ class RingExchange {
   int next_, prev_;
   AlignedBuffer send_, recv_;
 };
+
+// The ranks of each host, as the communicator's topology document numbers
+// the hosts.
+std::vector<std::vector<int>> host_ranks(const Communicator& comm) {
+  const char* text = nullptr;
+  check(hcomm_comm_topology(comm.get(), &text), "hcomm_comm_topology");
+  namespace json = topology::json;
+  const json::Value doc = json::parse(text);
+  std::vector<std::vector<int>> hosts;
+  const json::Value* ranks = doc.find("ranks");
+  if (ranks && ranks->as<json::Array>())
+    for (const json::Value& r : *ranks->as<json::Array>()) {
+      const json::Value* host = r.find("host");
+      const double* h = host ? host->as<double>() : nullptr;
+      if (!h || *h < 0) throw CallError("hcomm_comm_topology: a rank without its host");
+      if (hosts.size() <= static_cast<size_t>(*h)) hosts.resize(static_cast<size_t>(*h) + 1);
+      hosts[static_cast<size_t>(*h)].push_back(static_cast<int>(&r - ranks->as<json::Array>()->data()));
+    }
+  if (hosts.empty()) throw CallError("hcomm_comm_topology: no ranks in the document");
+  return hosts;
+}
 
 // HCOMM_TRANSPORTS when set, else the transport plugins that loaded.
 std::string transports() {
@@ -112,10 +171,19 @@ void print(const algorithm::TuneFile& f, const Options& options) {
     std::snprintf(text, sizeof text, " (%.2f GB/s)", gbps(us_per_byte));
     return std::string(text);
   };
-  line("alpha_us", f.link.alpha_us, "8 B exchange with the ring neighbours, median, slowest rank");
-  line("beta_us_per_byte", f.link.beta_us_per_byte,
-       "16 MiB exchange beyond the 8 B one" + rate(f.link.beta_us_per_byte));
-  line("gamma_us_per_byte", f.link.gamma_us_per_byte, "float32 sum, 8 MiB operands" + rate(f.link.gamma_us_per_byte));
+  auto model = [&](const std::string& prefix, double alpha, double beta, double gamma, const std::string& pair) {
+    line((prefix + "alpha_us").c_str(), alpha, "8 B exchange of " + pair + ", best median of 3, slowest rank");
+    line((prefix + "beta_us_per_byte").c_str(), beta, "16 MiB exchange beyond the 8 B one" + rate(beta));
+    line((prefix + "gamma_us_per_byte").c_str(), gamma, "float32 sum, 8 MiB operands" + rate(gamma));
+  };
+  const hcomm_link_model_t& l = f.link;
+  model("", l.alpha_us, l.beta_us_per_byte, l.gamma_us_per_byte,
+        f.hosts > 1 ? "the first ranks of hosts 0 and 1" : "the ring neighbours");
+  if (f.inter.alpha_us)  // the slowest link: the same figures
+    model("inter.", l.alpha_us, l.beta_us_per_byte, l.gamma_us_per_byte, "the first ranks of hosts 0 and 1");
+  if (f.intra.alpha_us)
+    model("intra.", *f.intra.alpha_us, *f.intra.beta_us_per_byte, *f.intra.gamma_us_per_byte,
+          "the first two ranks of one host");
   line("mapped.beta_us_per_byte", *f.mapped.beta_us_per_byte, "memcpy of 8 MiB" + rate(*f.mapped.beta_us_per_byte));
   line("mapped.gamma_us_per_byte", *f.mapped.gamma_us_per_byte, "as gamma");
 }
@@ -134,18 +202,29 @@ int calibrate(const Options& options, Communicator& comm) {
       throw std::runtime_error("--calibrate: cannot write '" + options.calibrate_path + "': " + std::strerror(errno));
   }
 
-  RingExchange exchange(comm);
-  const double small_us = exchange.time_us(kSmallBytes, options.warmup, options.iters);
-  const double large_us = exchange.time_us(kLargeBytes, options.warmup, options.iters);
-  check(hcomm_barrier(comm.get(), nullptr), "hcomm_barrier");
+  check(hcomm_barrier(comm.get(), nullptr), "hcomm_barrier");  // every rank reduces at once, as in a collective
   const algorithm::LocalRates local = algorithm::measure_local_rates();
+  const double gamma = slowest(comm, local.reduce_us_per_byte);
+  const std::vector<std::vector<int>> hosts = host_ranks(comm);
 
   algorithm::TuneFile f;
   f.ranks = comm.size();
+  f.hosts = static_cast<int>(hosts.size());
   f.transports = transports();
-  f.link = {.alpha_us = small_us,
-            .beta_us_per_byte = std::max(0.0, (large_us - small_us) / (kLargeBytes - kSmallBytes)),
-            .gamma_us_per_byte = slowest(comm, local.reduce_us_per_byte)};
+  if (hosts.size() == 1) {
+    f.link = Exchange::ring(comm).model(options.warmup, options.iters, gamma);
+  } else {
+    // One pair per link class: the slowest link is between hosts; the
+    // algorithms' costs count ranks sharing a host's network themselves.
+    f.link = Exchange::pair(comm, hosts[0][0], hosts[1][0]).model(options.warmup, options.iters, gamma);
+    f.inter = {f.link.alpha_us, f.link.beta_us_per_byte, f.link.gamma_us_per_byte};
+    for (const std::vector<int>& host : hosts)
+      if (host.size() >= 2) {
+        const hcomm_link_model_t intra = Exchange::pair(comm, host[0], host[1]).model(options.warmup, options.iters, gamma);
+        f.intra = {intra.alpha_us, intra.beta_us_per_byte, intra.gamma_us_per_byte};
+        break;
+      }
+  }
   f.mapped.beta_us_per_byte = slowest(comm, local.copy_us_per_byte);
   f.mapped.gamma_us_per_byte = f.link.gamma_us_per_byte;
 

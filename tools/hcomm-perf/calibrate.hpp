@@ -4,7 +4,11 @@
 // every later communicator:
 //   alpha_us: the median time of an 8-byte exchange in which every rank sends
 //     to the next rank and receives from the previous one at once (one hop
-//     on every link together, as a ring step), on the slowest rank;
+//     on every link together, as a ring step), on the slowest rank; on a
+//     communicator that spans hosts, of the first ranks of hosts 0 and 1
+//     alone (the slowest link, and inter.*), and of the first two ranks of
+//     the first host that has two (intra.*): the costs count the ranks that
+//     share a host's network themselves; the best of 3 rounds;
 //   beta_us_per_byte: what a 16 MiB exchange takes beyond the 8-byte one, per byte;
 //   gamma_us_per_byte: the core's float32 sum over buffers larger than the L2
 //     cache, per byte of one operand, every rank at once (as in a collective),
@@ -12,8 +16,8 @@
 //   mapped.beta_us_per_byte: a memory copy of the same size, per byte, and
 //   mapped.gamma_us_per_byte: gamma again: what moving and reducing through
 //     mapped memory costs, for communicators whose ranks map each other's.
-// Every exchanged byte is checked. The file also records the rank count and
-// the transports (HCOMM_TRANSPORTS when set, else those loaded).
+// Every exchanged byte is checked. The file also records the rank and host
+// counts and the transports (HCOMM_TRANSPORTS when set, else those loaded).
 #pragma once
 
 #include "communicator.hpp"
