@@ -4,7 +4,7 @@
 # turn and then the library's own choice, every element checked; printed as
 # the tool's tables with the command above each.
 #
-#   benchmarks/allreduce_sweep.sh [BUILD]   (environment: WARMUP (3), ITERS (10))
+#   benchmarks/allreduce_sweep.sh [BUILD]   (environment: WARMUP (3), ITERS (10), ROUNDS (1))
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ)"
 for n in 2 4; do
   for t in shm tcp; do
-    args=(-c allreduce -b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --sweep-algos)
+    args=(-c allreduce -b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --sweep-algos --rounds "${ROUNDS:-1}")
     echo
     echo "### $n ranks, $t"
     echo

@@ -8,7 +8,7 @@
 #
 #   sudo benchmarks/hierarchical.sh [BUILD] [RATE]   (default: build, 1gbit)
 #
-# Environment: MAX_BYTES (64M), WARMUP (2), ITERS (5). Needs root.
+# Environment: MAX_BYTES (64M), WARMUP (2), ITERS (5), ROUNDS (1). Needs root.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -23,7 +23,7 @@ fi
 hosts_up 2 "$rate"
 export HCOMM_TIMEOUT=120
 hosts_run 2 3000 "$build/bin/hcomm-perf" -c allreduce -b 8 -e "${MAX_BYTES:-64M}" -f 2 -w "${WARMUP:-2}" \
-  -n "${ITERS:-5}" --sweep-algos
+  -n "${ITERS:-5}" --sweep-algos --rounds "${ROUNDS:-1}"
 if [ "$RC" -ne 0 ]; then
   echo "hierarchical.sh: the sweep failed (exit status $RC)" >&2
   cat "$HOSTS_DIR"/err.* >&2

@@ -149,6 +149,10 @@ case_sweep_algos() {
     fail "no closeness figure"
   grep -qE '^# auto against ring forced: sum\(auto\) / sum\(ring\) - 1 = [-+][0-9]+\.[0-9]% over the 5 sizes ring serves$' \
     "$WORK/out" || fail "no figure against ring"
+  perf 2 -c allreduce -b 8 -e 8K -f 32 -w 0 -n 1 --sweep-algos --rounds 3
+  expect_rc 0
+  grep -qF "; 3 rounds of them all, each one's best round" "$WORK/out" || fail "no rounds in the header"
+  [ "$(rows | wc -l)" -eq 3 ] || fail "expected 3 rows with --rounds 3"
   perf 2 -c barrier -w 0 -n 2 --sweep-algos
   expect_rc 0
   grep -q '^#  *size(B).* dissemination ' "$WORK/out" || fail "no dissemination column for barrier"

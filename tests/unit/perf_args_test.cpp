@@ -142,10 +142,12 @@ TEST(PerfOptions, AlgorithmChoiceAndCalibration) {
   EXPECT_TRUE(forced.calibrate_path.empty());
   EXPECT_EQ(parse({"--algo=halving_doubling"}).algorithm, "halving_doubling");
   EXPECT_TRUE(parse({"--sweep-algos"}).sweep_algorithms);
+  EXPECT_EQ(parse({"--sweep-algos"}).rounds, 1);
+  EXPECT_EQ(parse({"--sweep-algos", "--rounds", "3"}).rounds, 3);
   EXPECT_EQ(parse({"--calibrate", "link.tune", "-w", "1", "-n", "9"}).calibrate_path, "link.tune");
   EXPECT_EQ(parse({"--calibrate=/tmp/a b.tune"}).calibrate_path, "/tmp/a b.tune");
   const std::string usage = usage_text(kCollectives);
-  for (const char* option : {"--algo NAME", "--sweep-algos", "--calibrate FILE"})
+  for (const char* option : {"--algo NAME", "--sweep-algos", "--rounds R", "--calibrate FILE"})
     EXPECT_NE(usage.find(option), std::string::npos) << option;
 }
 
@@ -158,6 +160,9 @@ TEST(PerfOptions, AlgorithmOptionsThatDoNotCombine) {
             "--sweep-algos forces every algorithm in turn: it does not combine with --algo");
   EXPECT_EQ(usage_error({"--sweep-algos", "--json", "x.json"}),
             "--json writes one algorithm per size: it does not combine with --sweep-algos");
+  EXPECT_EQ(usage_error({"--rounds", "2"}),
+            "--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos");
+  EXPECT_EQ(usage_error({"--sweep-algos", "--rounds", "0"}).rfind("--rounds '0': ", 0), 0u);
   const std::string calibrate =
       "--calibrate measures the links, not a collective: it does not combine with --algo, "
       "--sweep-algos or --json";

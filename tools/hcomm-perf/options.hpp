@@ -70,6 +70,7 @@ struct Options {
   std::string json_path;          // empty: no JSON file
   std::string algorithm;          // --algo: forced for the timed calls; empty: the library's choice
   bool sweep_algorithms = false;  // every algorithm forced in turn, then the library's choice
+  int rounds = 1;                 // --sweep-algos: rounds of all of them in turn; each one's best round
   std::string calibrate_path;     // --calibrate: measure the link model into this file instead of a sweep
   bool help = false;
 };
@@ -161,7 +162,7 @@ inline std::string non_empty(std::string_view text, std::string_view option, con
   return std::string(text);
 }
 
-inline constexpr std::array<OptionSpec, 19> kOptionSpecs = {{
+inline constexpr std::array<OptionSpec, 20> kOptionSpecs = {{
     {'c', "collective", true, [](Options& o, std::string_view v, std::string_view) { o.collective = v; }},
     {'b', "minbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.min_bytes = parse_size(v, n); }},
     {'e', "maxbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.max_bytes = parse_size(v, n); }},
@@ -182,6 +183,7 @@ inline constexpr std::array<OptionSpec, 19> kOptionSpecs = {{
     {0, "algo", true,
      [](Options& o, std::string_view v, std::string_view n) { o.algorithm = non_empty(v, n, "an algorithm name"); }},
     {0, "sweep-algos", false, [](Options& o, std::string_view, std::string_view) { o.sweep_algorithms = true; }},
+    {0, "rounds", true, [](Options& o, std::string_view v, std::string_view n) { o.rounds = parse_int(v, n, 1, 100); }},
     {0, "calibrate", true,
      [](Options& o, std::string_view v, std::string_view n) { o.calibrate_path = non_empty(v, n, "a file name"); }},
     {0, "inplace", false, [](Options& o, std::string_view, std::string_view) { o.inplace = true; }},
@@ -234,6 +236,8 @@ inline Options parse_options(std::span<const std::string_view> args, std::span<c
     throw UsageError("--sweep-algos forces every algorithm in turn: it does not combine with --algo");
   if (options.sweep_algorithms && !options.json_path.empty())
     throw UsageError("--json writes one algorithm per size: it does not combine with --sweep-algos");
+  if (options.rounds > 1 && !options.sweep_algorithms)
+    throw UsageError("--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos");
   if (options.min_bytes > options.max_bytes)
     throw UsageError("--minbytes " + std::to_string(options.min_bytes) + " is larger than --maxbytes " +
                      std::to_string(options.max_bytes));
@@ -261,6 +265,8 @@ inline std::string usage_text(std::span<const std::string_view> collectives) {
          "                           them); an error where NAME does not serve it\n"
          "      --sweep-algos        per size, every algorithm that serves the collective, then\n"
          "                           the library's own choice (auto), and how close auto comes\n"
+         "      --rounds R           with --sweep-algos: R rounds of them all in turn per size,\n"
+         "                           each one's best round reported (default 1)\n"
          "      --calibrate FILE     measure the link model (latency, bandwidth, reduction) on\n"
          "                           this communicator into FILE, for HCOMM_TUNE_FILE=FILE;\n"
          "                           uses -w and -n, needs at least 2 ranks\n"
