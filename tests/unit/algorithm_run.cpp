@@ -82,10 +82,10 @@ std::vector<int> late_ranks(int n) {
 }
 
 std::vector<std::string> run_barrier(const Built& built, const CallArgs& args, const Case& c,
-                                     std::vector<RankMemory>& memory) {
+                                     std::vector<RankMemory>& memory, Sends sends) {
   std::vector<std::string> out;
   for (int late : late_ranks(c.nranks)) {
-    Simulator sim(built.ranks, args.at(0).dtype, args.at(0).op, memory, c.seed + static_cast<uint32_t>(late));
+    Simulator sim(built.ranks, args.at(0).dtype, args.at(0).op, memory, c.seed + static_cast<uint32_t>(late), sends);
     sim.hold(late);
     sim.run();
     for (int r = 0; r < c.nranks; ++r)
@@ -115,20 +115,31 @@ Verdict run_case(const hcomm_algorithm_desc_t& algo, const Case& c, SeenSchedule
   if (problems.empty() && built.all(HCOMM_ERR_UNSUPPORTED)) return {Verdict::kDeclined, {}};
   if (problems.empty()) problems = cost_problems(algo, args, c);
   if (!problems.empty()) return verdict(problems);
-  std::vector<RankMemory> memory = initial_memory(args, built.ranks, c.view->window_bytes);
-  problems = check_schedules(built.ranks, memory, *c.view, args.at(0).dtype_size);
+  const std::vector<RankMemory> initial = initial_memory(args, built.ranks, c.view->window_bytes);
+  problems = check_schedules(built.ranks, initial, *c.view, args.at(0).dtype_size);
   if (!problems.empty()) return verdict(problems);
   for (const std::vector<RankSchedule>& earlier : seen)
     if (same_schedules(earlier, built.ranks)) return {Verdict::kPassed, {}};
   seen.push_back(built.ranks);
 
-  if (c.coll == HCOMM_COLL_BARRIER) return verdict(run_barrier(built, args, c, memory));
-
-  const std::vector<RankMemory> expected = expected_memory(args, memory);
-  Simulator sim(built.ranks, args.at(0).dtype, args.at(0).op, memory, c.seed);
-  sim.run();
-  if (!sim.unfinished().empty()) return {Verdict::kFailed, {"deadlock:" + sim.unfinished()}};
-  return verdict(compare_memory(args, expected, memory));
+  const std::vector<RankMemory> expected = expected_memory(args, initial);
+  for (Sends sends : kBothSends) {
+    const std::string how = sends == Sends::kEager ? " (eager sends)" : " (rendezvous sends)";
+    std::vector<RankMemory> memory = initial;
+    if (c.coll == HCOMM_COLL_BARRIER) {
+      problems = run_barrier(built, args, c, memory, sends);
+    } else {
+      Simulator sim(built.ranks, args.at(0).dtype, args.at(0).op, memory, c.seed, sends);
+      sim.run();
+      problems = sim.unfinished().empty() ? compare_memory(args, expected, memory)
+                                          : std::vector<std::string>{"deadlock:" + sim.unfinished()};
+    }
+    if (!problems.empty()) {
+      problems.front() += how;
+      return verdict(problems);
+    }
+  }
+  return {Verdict::kPassed, {}};
 }
 
 std::string joined(const std::vector<std::string>& problems) {

@@ -39,10 +39,11 @@ void move(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
 }  // namespace
 
 Simulator::Simulator(const std::vector<RankSchedule>& ranks, hcomm_dtype_t dtype, hcomm_op_t op,
-                     std::vector<RankMemory>& memory, uint32_t seed)
+                     std::vector<RankMemory>& memory, uint32_t seed, Sends sends)
     : ranks_(ranks),
       dtype_(dtype),
       op_(op),
+      sends_(sends),
       elem_(dtype_size(dtype)),
       memory_(memory),
       held_(ranks.size(), false),
@@ -74,8 +75,9 @@ void Simulator::run() {
     }
     execute(id);
     for (size_t partner : chunks_[id].partners) satisfy(partner);
-    if (step_of(id).kind != HCOMM_STEP_SEND) complete(id);
-    if (chunks_[id].sender != kNone) complete(chunks_[id].sender);
+    const bool rendezvous = sends_ == Sends::kRendezvous;
+    if (step_of(id).kind != HCOMM_STEP_SEND || !rendezvous) complete(id);
+    if (rendezvous && chunks_[id].sender != kNone) complete(chunks_[id].sender);
   }
 }
 

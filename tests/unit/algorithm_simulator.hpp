@@ -1,11 +1,15 @@
 // Runs all ranks' schedules of one call in process, on real data: chunks run
 // in random order once their dependencies are done, a receive chunk once the
 // matching send chunk ran (a send reads its source when it runs, as a
-// transport would copy it, and completes only when its receive ran, as a
-// rendezvous transport's does) and a WAIT chunk once its signal was raised (the
+// transport would copy it) and a WAIT chunk once its signal was raised (the
 // j-th SIGNAL chunk of the peer towards this rank and flag; the signals of
-// one pair and flag are raised in order). LOAD, LOAD_REDUCE and STORE read or write the peer's memory when they
-// run; the checker has made sure that no other order could change that.
+// one pair and flag are raised in order). LOAD, LOAD_REDUCE and STORE read or
+// write the peer's memory when they run; the checker has made sure that no
+// other order could change that.
+//
+// Transports may complete a send as soon as they took its data (eager) or
+// only once its receive took it (rendezvous); a schedule must be right under
+// both, so the simulator runs either.
 #pragma once
 
 #include <random>
@@ -17,11 +21,14 @@
 
 namespace hcomm::algotest {
 
+enum class Sends { kEager, kRendezvous };
+inline constexpr Sends kBothSends[] = {Sends::kEager, Sends::kRendezvous};
+
 class Simulator {
  public:
   // `dtype` and `op` of the call (the same on every rank).
   Simulator(const std::vector<RankSchedule>& ranks, hcomm_dtype_t dtype, hcomm_op_t op, std::vector<RankMemory>& memory,
-            uint32_t seed);
+            uint32_t seed, Sends sends);
 
   // A held rank runs nothing: it has not entered the call yet.
   void hold(int rank) { held_[static_cast<size_t>(rank)] = true; }
@@ -57,6 +64,7 @@ class Simulator {
   const std::vector<RankSchedule>& ranks_;
   hcomm_dtype_t dtype_;
   hcomm_op_t op_;
+  Sends sends_;
   size_t elem_;
   std::vector<RankMemory>& memory_;
   std::vector<bool> held_;

@@ -166,11 +166,12 @@ TEST(TuneFile, ViewTakesTheLinkAndMappedFieldsOnlyWhereMapped) {
 }
 
 // Across hosts the view takes the file's intra and inter fields that are
-// there; on one host both links are the file's link.
+// there (and keeps the measured ones that are not); on one host both links
+// are the file's link.
 TEST(TuneFile, ViewTakesIntraAndInterAcrossHosts) {
   TuneFile f;
   f.link = {.alpha_us = 90, .beta_us_per_byte = 8e-3, .gamma_us_per_byte = 6e-5};
-  f.inter = {.alpha_us = 90, .beta_us_per_byte = 8e-3, .gamma_us_per_byte = 6e-5};
+  f.inter = {.alpha_us = 80, .beta_us_per_byte = 7e-3};
   f.intra.alpha_us = 3;
   const int node_of[3] = {0, 0, 1};
   hcomm_comm_view_t measured = measured_view(0);
@@ -180,9 +181,9 @@ TEST(TuneFile, ViewTakesIntraAndInterAcrossHosts) {
   measured.inter = {.alpha_us = 20, .beta_us_per_byte = 8e-4, .gamma_us_per_byte = 5e-5};
   const hcomm_comm_view_t across = algorithm::apply_tune_file(f, measured);
   EXPECT_EQ(across.link.alpha_us, 90);
-  EXPECT_EQ(across.inter.alpha_us, 90);
-  EXPECT_EQ(across.inter.beta_us_per_byte, 8e-3);
-  EXPECT_EQ(across.inter.gamma_us_per_byte, 6e-5);
+  EXPECT_EQ(across.inter.alpha_us, 80);
+  EXPECT_EQ(across.inter.beta_us_per_byte, 7e-3);
+  EXPECT_EQ(across.inter.gamma_us_per_byte, 5e-5);
   EXPECT_EQ(across.intra.alpha_us, 3);
   EXPECT_EQ(across.intra.beta_us_per_byte, 1e-4);
   EXPECT_EQ(across.node_of, node_of);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,13 +54,12 @@ class AlgoTable {
 
   void header() const {
     std::printf("# hcomm-perf %s\n", run_description(options_, collective_, nranks_).c_str());
+    const std::string rounds =
+        options_.rounds > 1 ? "; " + std::to_string(options_.rounds) + " rounds of them all, each one's best round" : "";
     std::printf(
         "# times in us: each algorithm forced in turn ('-': it does not serve the size), then the library's "
         "own choice (auto)%s\n#\n# %10s %12s %9s %6s %5s",
-        options_.rounds > 1 ? ("; " + std::to_string(options_.rounds) + " rounds of them all, each one's best round")
-                                  .c_str()
-                            : "",
-        "size(B)", "count", "type", "redop", "root");
+        rounds.c_str(), "size(B)", "count", "type", "redop", "root");
     for (const std::string& n : names_) std::printf(" %*s", width(n), n.c_str());
     std::printf("  %-*s %10s %8s\n", name_width_, "auto", "time(us)", "#wrong");
     std::fflush(stdout);
@@ -107,24 +107,22 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
     for (const std::string& name : names) served.push_back(serves(comm, coll, name, point.count, options.dtype));
     // Rounds interleave the contenders, so that a slow spell of the machine
     // does not fall on one of them only; each keeps its best round.
-    AlgoTimes times{.forced_us = std::vector<std::optional<double>>(names.size())};
-    auto best = [](std::optional<double>& kept, double us) { kept = kept ? std::min(*kept, us) : us; };
-    std::optional<double> auto_us;
+    AlgoTimes times{.forced_us = std::vector<std::optional<double>>(names.size()),
+                    .auto_us = std::numeric_limits<double>::infinity()};
     std::string auto_name;
     uint64_t point_wrong = 0;
     for (int round = 0; round < options.rounds; ++round) {
       for (size_t i = 0; i < names.size(); ++i) {
         if (!served[i]) continue;
         const Row row = benchmark.measure(point, names[i]);
-        best(times.forced_us[i], row.time_us);
+        times.forced_us[i] = std::min(times.forced_us[i].value_or(row.time_us), row.time_us);
         point_wrong += row.wrong;
       }
       const Row chosen = benchmark.measure(point);
-      best(auto_us, chosen.time_us);
+      times.auto_us = std::min(times.auto_us, chosen.time_us);
       auto_name = chosen.algorithm;
       point_wrong += chosen.wrong;
     }
-    times.auto_us = *auto_us;
     if (table) table->row(point, times, auto_name, point_wrong);
     sizes.push_back(std::move(times));
     wrong += point_wrong;

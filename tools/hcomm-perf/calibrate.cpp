@@ -45,7 +45,8 @@ class Exchange {
   Exchange(const Communicator& comm, int next, int prev)
       : comm_(comm), next_(next), prev_(prev), send_(kLargeBytes), recv_(kLargeBytes) {
     auto* out = static_cast<uint8_t*>(send_.data());
-    for (size_t i = 0; i < kLargeBytes; ++i) out[i] = pattern(comm.rank(), i);
+    if (next_ >= 0)
+      for (size_t i = 0; i < kLargeBytes; ++i) out[i] = pattern(comm.rank(), i);
   }
   static Exchange ring(const Communicator& comm) {
     return Exchange(comm, (comm.rank() + 1) % comm.size(), (comm.rank() + comm.size() - 1) % comm.size());
@@ -122,25 +123,25 @@ class Exchange {
   AlignedBuffer send_, recv_;
 };
 
-// The ranks of each host, as the communicator's topology document numbers
-// the hosts.
+// The ranks of each host: the levels of the communicator's topology document.
 std::vector<std::vector<int>> host_ranks(const Communicator& comm) {
   const char* text = nullptr;
   check(hcomm_comm_topology(comm.get(), &text), "hcomm_comm_topology");
   namespace json = topology::json;
   const json::Value doc = json::parse(text);
-  std::vector<std::vector<int>> hosts;
-  const json::Value* ranks = doc.find("ranks");
-  if (ranks && ranks->as<json::Array>())
-    for (const json::Value& r : *ranks->as<json::Array>()) {
-      const json::Value* host = r.find("host");
-      const double* h = host ? host->as<double>() : nullptr;
-      if (!h || *h < 0) throw CallError("hcomm_comm_topology: a rank without its host");
-      if (hosts.size() <= static_cast<size_t>(*h)) hosts.resize(static_cast<size_t>(*h) + 1);
-      hosts[static_cast<size_t>(*h)].push_back(static_cast<int>(&r - ranks->as<json::Array>()->data()));
-    }
-  if (hosts.empty()) throw CallError("hcomm_comm_topology: no ranks in the document");
-  return hosts;
+  const json::Value* levels = doc.find("levels");
+  const json::Value* hosts = levels ? levels->find("hosts") : nullptr;
+  if (!hosts || !hosts->as<json::Array>() || hosts->as<json::Array>()->empty())
+    throw CallError("hcomm_comm_topology: no levels.hosts in the document");
+  std::vector<std::vector<int>> out;
+  for (const json::Value& host : *hosts->as<json::Array>()) {
+    out.emplace_back();
+    for (const json::Value& rank : host.as<json::Array>() ? *host.as<json::Array>() : json::Array{})
+      out.back().push_back(rank.as<double>() ? static_cast<int>(*rank.as<double>()) : -1);
+    if (out.back().empty() || std::ranges::count(out.back(), -1))
+      throw CallError("hcomm_comm_topology: a host in levels.hosts is not a list of ranks");
+  }
+  return out;
 }
 
 // HCOMM_TRANSPORTS when set, else the transport plugins that loaded.
@@ -155,6 +156,10 @@ std::string transports() {
       names += (names.empty() ? "" : ",") + std::string(desc.name);
   }
   return names;
+}
+
+algorithm::LinkFields fields_of(const hcomm_link_model_t& l) {
+  return {l.alpha_us, l.beta_us_per_byte, l.gamma_us_per_byte};
 }
 
 double gbps(double us_per_byte) { return us_per_byte > 0 ? 1e-3 / us_per_byte : 0; }
@@ -217,13 +222,10 @@ int calibrate(const Options& options, Communicator& comm) {
     // One pair per link class: the slowest link is between hosts; the
     // algorithms' costs count ranks sharing a host's network themselves.
     f.link = Exchange::pair(comm, hosts[0][0], hosts[1][0]).model(options.warmup, options.iters, gamma);
-    f.inter = {f.link.alpha_us, f.link.beta_us_per_byte, f.link.gamma_us_per_byte};
-    for (const std::vector<int>& host : hosts)
-      if (host.size() >= 2) {
-        const hcomm_link_model_t intra = Exchange::pair(comm, host[0], host[1]).model(options.warmup, options.iters, gamma);
-        f.intra = {intra.alpha_us, intra.beta_us_per_byte, intra.gamma_us_per_byte};
-        break;
-      }
+    f.inter = fields_of(f.link);
+    const auto shared = std::ranges::find_if(hosts, [](const std::vector<int>& h) { return h.size() >= 2; });
+    if (shared != hosts.end())
+      f.intra = fields_of(Exchange::pair(comm, (*shared)[0], (*shared)[1]).model(options.warmup, options.iters, gamma));
   }
   f.mapped.beta_us_per_byte = slowest(comm, local.copy_us_per_byte);
   f.mapped.gamma_us_per_byte = f.link.gamma_us_per_byte;
