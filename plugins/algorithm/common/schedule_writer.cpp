@@ -20,6 +20,10 @@ void add_dep(hcomm_step_t& step, int32_t dep, bool whole) {
 void wait_chunkwise(hcomm_step_t& step, int32_t dep) { add_dep(step, dep, false); }
 void wait_whole(hcomm_step_t& step, int32_t dep) { add_dep(step, dep, true); }
 
+void wait_for_step(hcomm_step_t& step, int32_t dep, bool chunkwise) {
+  if (dep >= 0) add_dep(step, dep, !chunkwise);
+}
+
 int32_t ScheduleWriter::add(const hcomm_step_t& step) {
   int32_t index = builder_->add(builder_, &step);
   if (index < 0) throw StepRejected();

@@ -17,6 +17,8 @@ inline hcomm_bufref_t at(hcomm_buffer_t buffer, uint64_t offset) { return {.buff
 void wait_chunkwise(hcomm_step_t& step, int32_t dep);
 // Every chunk of `step` waits for all of step `dep`.
 void wait_whole(hcomm_step_t& step, int32_t dep);
+// One of the two, by `chunkwise`; nothing when dep is -1 (no step).
+void wait_for_step(hcomm_step_t& step, int32_t dep, bool chunkwise);
 
 // The builder refused a step and recorded why; the plugin reports its code
 // without overwriting that text.

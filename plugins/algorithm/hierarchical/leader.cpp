@@ -9,6 +9,7 @@
 //   allreduce by recursive doubling (one exchange per round, log2 H rounds
 //   where a reduce and a broadcast would cross hosts 2 ceil(log2 H) times),
 //   host trees broadcast.
+#include "common/recursive_halving.hpp"
 #include "cost.hpp"
 #include "hierarchical.hpp"
 #include "passes.hpp"
@@ -66,9 +67,10 @@ void build_allreduce(const HierCall& h, ScheduleWriter& out) {
   const hcomm_bufref_t acc = at(HCOMM_BUF_RECV, 0);
   Placed value = add_host_reduce(h, l, acc, out);
   if (l.is_leader) {
-    out.need_scratch(h.call.bytes);
-    value = add_doubling_allreduce(l.leaders, message(h.call, kLeaderExchange, out), value, acc,
-                                   at(HCOMM_BUF_SCRATCH, 0), true, out);
+    const DoublingMatches matches = {.first_round = match_of(kLeaderExchange, 0),
+                                     .fold = match_of(kLeaderExchange, kMaxItems - 2),
+                                     .unfold = match_of(kLeaderExchange, kMaxItems - 1)};
+    value = add_doubling_allreduce(h.call, l.leaders, matches, value, acc, true, out);
   }
   add_host_broadcast(h, l, value, out);
 }

@@ -2,18 +2,6 @@
 
 namespace hcomm::algo {
 
-namespace {
-
-void wait_for(hcomm_step_t& step, int32_t dep, bool chunkwise) {
-  if (dep < 0) return;
-  if (chunkwise)
-    wait_chunkwise(step, dep);
-  else
-    wait_whole(step, dep);
-}
-
-}  // namespace
-
 std::vector<Placed> add_item_pass(const ItemPass& pass, const Group& group, ScheduleWriter& out) {
   const int m = group.size();
   std::vector<std::vector<size_t>> by_owner(static_cast<size_t>(m));
@@ -33,7 +21,7 @@ std::vector<Placed> add_item_pass(const ItemPass& pass, const Group& group, Sche
                            .src = from.at,
                            .bytes = item.bytes,
                            .nchunks = out.chunks(item.bytes, pass.elem_size)};
-      wait_for(send, from.step, t > 0);
+      wait_for_step(send, from.step, t > 0);
       out.add(send);
     }
     for (size_t i : by_owner[static_cast<size_t>(ring.received_block(t, first))]) {
@@ -50,7 +38,7 @@ std::vector<Placed> add_item_pass(const ItemPass& pass, const Group& group, Sche
       if (reduce) {
         const Placed mine = pass.input(i);
         recv.src = mine.at;
-        wait_for(recv, mine.step, false);
+        wait_for_step(recv, mine.step, false);
       }
       held[i] = {out.add(recv), recv.dst};
     }
@@ -81,7 +69,7 @@ Placed add_tree_reduce(const Group& group, int root, const TreeMessage& msg, Pla
                          .dst = acc,
                          .bytes = msg.bytes,
                          .nchunks = msg.nchunks};
-    wait_for(recv, value.step, true);
+    wait_for_step(recv, value.step, true);
     value = {out.add(recv), acc};
   }
   if (!tree.is_root()) {
@@ -91,7 +79,7 @@ Placed add_tree_reduce(const Group& group, int root, const TreeMessage& msg, Pla
                          .src = value.at,
                          .bytes = msg.bytes,
                          .nchunks = msg.nchunks};
-    wait_for(send, value.step, true);
+    wait_for_step(send, value.step, true);
     out.add(send);
   }
   return value;
@@ -116,73 +104,8 @@ Placed add_tree_broadcast(const Group& group, int root, const TreeMessage& msg, 
                          .src = value.at,
                          .bytes = msg.bytes,
                          .nchunks = msg.nchunks};
-    wait_for(send, value.step, true);
+    wait_for_step(send, value.step, true);
     out.add(send);
-  }
-  return value;
-}
-
-Placed add_doubling_allreduce(const Group& group, const TreeMessage& msg, Placed input, hcomm_bufref_t acc,
-                              hcomm_bufref_t scratch, bool final, ScheduleWriter& out) {
-  constexpr uint32_t kFold = kMaxItems - 2, kUnfold = kMaxItems - 1;
-  const FoldedHypercube cube(group.size(), group.me);
-  auto transfer = [&](hcomm_step_kind_t kind, int position, uint32_t item) {
-    return hcomm_step_t{.kind = kind,
-                        .peer = group.rank_at(position),
-                        .match = msg.match + item,
-                        .bytes = msg.bytes,
-                        .nchunks = msg.nchunks};
-  };
-  if (cube.folded_out()) {
-    hcomm_step_t send = transfer(HCOMM_STEP_SEND, cube.fold_partner(), kFold);
-    send.src = input.at;
-    wait_for(send, input.step, true);
-    const int32_t sent = out.add(send);
-    hcomm_step_t back = transfer(HCOMM_STEP_RECV, cube.fold_partner(), kUnfold);
-    back.dst = acc;
-    wait_for(back, sent, true);  // the result may land where the input is sent from
-    return {out.add(back), acc};
-  }
-  Placed value = input;
-  if (cube.folded_in()) {
-    hcomm_step_t fold = transfer(HCOMM_STEP_RECV_REDUCE, cube.fold_partner(), kFold);
-    fold.src = value.at;
-    fold.dst = acc;
-    wait_for(fold, value.step, true);
-    value = {out.add(fold), acc};
-  }
-  // As the recursive plugin's allreduce: the partner's value lands in
-  // scratch, and both partners combine the lower's value with the higher's,
-  // so that they end with the same bits.
-  int32_t combined = -1;  // the last reduction, which read scratch
-  for (int round = 0; round < cube.rounds(); ++round) {
-    const int64_t d = FoldedHypercube::doubling_distance(round);
-    hcomm_step_t send = transfer(HCOMM_STEP_SEND, cube.peer(d), static_cast<uint32_t>(round));
-    send.src = value.at;
-    wait_for(send, value.step, true);
-    const int32_t sent = out.add(send);
-    hcomm_step_t recv = transfer(HCOMM_STEP_RECV, cube.peer(d), static_cast<uint32_t>(round));
-    recv.dst = scratch;
-    wait_for(recv, combined, true);
-    const int32_t received = out.add(recv);
-    hcomm_step_t reduce = {.kind = HCOMM_STEP_REDUCE,
-                           .flags = final && round + 1 == cube.rounds() ? uint32_t{HCOMM_STEP_FINAL} : 0u,
-                           .src = cube.lower(d) ? value.at : scratch,
-                           .src2 = cube.lower(d) ? scratch : value.at,
-                           .dst = acc,
-                           .bytes = msg.bytes,
-                           .nchunks = msg.nchunks};
-    wait_for(reduce, received, true);
-    wait_for(reduce, value.step, true);
-    wait_for(reduce, sent, true);  // it may overwrite what the send reads
-    combined = out.add(reduce);
-    value = {combined, acc};
-  }
-  if (cube.folded_in()) {
-    hcomm_step_t back = transfer(HCOMM_STEP_SEND, cube.fold_partner(), kUnfold);
-    back.src = value.at;
-    wait_for(back, value.step, true);
-    out.add(back);
   }
   return value;
 }

@@ -8,33 +8,17 @@
 #include <functional>
 #include <vector>
 
+#include "common/doubling.hpp"
 #include "common/patterns.hpp"
-#include "common/recursive_halving.hpp"
 #include "common/schedule_writer.hpp"
 
 namespace hcomm::algo {
-
-// Ranks in the order a pattern numbers them; `me` is this rank's position.
-struct Group {
-  std::vector<int> ranks;
-  int me;
-
-  int size() const { return static_cast<int>(ranks.size()); }
-  int rank_at(int64_t position) const { return ranks[static_cast<size_t>(wrap(position, size()))]; }
-};
 
 // Transfers are matched by (phase, item): a phase is one level of one
 // schedule, and within it every item crosses each link at most once.
 constexpr uint32_t kItemBits = 20;
 constexpr uint32_t kMaxItems = 1u << kItemBits;
 inline uint32_t match_of(uint32_t phase, uint32_t item) { return phase << kItemBits | item; }
-
-// Where a value lies at this rank: the reference, and the step that wrote
-// it there (-1: it was there when the call began).
-struct Placed {
-  int32_t step = -1;
-  hcomm_bufref_t at{};
-};
 
 // A piece of data that a ring pass moves: `owner` is a group position.
 struct Item {
@@ -88,14 +72,6 @@ Placed add_tree_reduce(const Group& group, int root, const TreeMessage& msg, Pla
 // there. Returns where the message lies at this rank.
 Placed add_tree_broadcast(const Group& group, int root, const TreeMessage& msg, Placed input, hcomm_bufref_t dst,
                           ScheduleWriter& out);
-
-// Recursive doubling over the group (recursive_halving.hpp; a group whose
-// size is not a power of two folds its first pairs in first and out last):
-// every member ends with the reduction of all members' `input` in `acc`,
-// each round's partner value received into `scratch` (msg.bytes). Round k is
-// item k of msg.match's phase; `final` marks the last reduction.
-Placed add_doubling_allreduce(const Group& group, const TreeMessage& msg, Placed input, hcomm_bufref_t acc,
-                              hcomm_bufref_t scratch, bool final, ScheduleWriter& out);
 
 // A step that completes once all `steps` (-1 entries ignored) have: one of
 // them, or empty copies that wait for up to HCOMM_STEP_MAX_DEPS each. -1

@@ -1,6 +1,9 @@
 // Recursive doubling: log2 p rounds in which partners exchange all they hold,
 // the fewest messages for a latency-bound call. A non-power-of-two
-// communicator folds onto p ranks first and unfolds after (hypercube.hpp).
+// communicator folds onto p ranks first and unfolds after (the allreduce:
+// common/doubling.hpp, shared with the hierarchical leaders; the allgather:
+// hypercube.hpp).
+#include "common/doubling.hpp"
 #include "common/services.hpp"
 #include "hypercube.hpp"
 #include "recursive.hpp"
@@ -9,59 +12,11 @@ namespace hcomm::algo {
 
 namespace {
 
-// Round k: a rank sends its partial result (SEND at first, RECV after) and
-// receives its partner's into scratch; both compute the lower group's value
-// op the higher group's into RECV, the same operands in the same order, so
-// every rank ends with bit-identical values. A reduction that overwrites the
-// partial result being sent waits for that send; a receive into scratch
-// waits for the reduction that still reads it.
 void build_allreduce(const Call& call, ScheduleWriter& out) {
   if (call.bytes == 0) return;
   if (call.nranks == 1) return copy_input_to_output(call, out);
-  const FoldedHypercube cube(call.nranks, call.rank);
-  if (cube.folded_out()) return fold_out(call, out, cube, call.bytes, call.bytes);
-  out.need_scratch(call.bytes);
-  const uint32_t nchunks = out.chunks(call.bytes, call.args.dtype_size);
-  hcomm_buffer_t partial = HCOMM_BUF_SEND;
-  int32_t produced = -1;  // the step that wrote `partial`
-  if (cube.folded_in()) {
-    produced = fold_in_reduce(call, out, cube, call.bytes, at(HCOMM_BUF_RECV, 0));
-    partial = HCOMM_BUF_RECV;
-  }
-  for (int round = 0; round < cube.rounds(); ++round) {
-    const int64_t d = FoldedHypercube::doubling_distance(round);
-    const uint32_t match = static_cast<uint32_t>(round);
-    hcomm_step_t send = {.kind = HCOMM_STEP_SEND,
-                         .peer = cube.peer(d),
-                         .match = match,
-                         .src = at(partial, 0),
-                         .bytes = call.bytes,
-                         .nchunks = nchunks};
-    if (produced >= 0) wait_chunkwise(send, produced);
-    const int32_t sent = out.add(send);
-    hcomm_step_t recv = {.kind = HCOMM_STEP_RECV,
-                         .peer = cube.peer(d),
-                         .match = match,
-                         .dst = at(HCOMM_BUF_SCRATCH, 0),
-                         .bytes = call.bytes,
-                         .nchunks = nchunks};
-    if (round > 0) wait_chunkwise(recv, produced);
-    const int32_t received = out.add(recv);
-    const hcomm_bufref_t mine = at(partial, 0), theirs = at(HCOMM_BUF_SCRATCH, 0);
-    hcomm_step_t reduce = {.kind = HCOMM_STEP_REDUCE,
-                           .flags = round + 1 == cube.rounds() ? uint32_t{HCOMM_STEP_FINAL} : 0u,
-                           .src = cube.lower(d) ? mine : theirs,
-                           .src2 = cube.lower(d) ? theirs : mine,
-                           .dst = at(HCOMM_BUF_RECV, 0),
-                           .bytes = call.bytes,
-                           .nchunks = nchunks};
-    wait_chunkwise(reduce, received);
-    if (produced >= 0) wait_chunkwise(reduce, produced);
-    if (partial == HCOMM_BUF_RECV || call.args.in_place) wait_chunkwise(reduce, sent);
-    produced = out.add(reduce);
-    partial = HCOMM_BUF_RECV;
-  }
-  if (cube.folded_in()) unfold(call, out, cube, at(HCOMM_BUF_RECV, 0), call.bytes, {produced});
+  add_doubling_allreduce(call, Group::all(call), {.first_round = 0, .fold = kFoldMatch, .unfold = kUnfoldMatch},
+                         {.at = at(HCOMM_BUF_SEND, 0)}, at(HCOMM_BUF_RECV, 0), true, out);
 }
 
 // Blocks travel in RECV: a rank places its own block, a folded-in rank also
