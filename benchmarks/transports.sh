@@ -4,6 +4,7 @@
 #     plugin ABI alone) against the raw libraries on the same links:
 #     ucx_perftest tag_bw (streaming, as transport_bench's window) and
 #     fi_pingpong (one message at a time, as transport_bench's ping-pong);
+#     ucx in both of its error modes, the plugin in the library's;
 #  2. allreduce through the core (hcomm-perf, float32 sum, every element
 #     checked) over shm, tcp, ucx (sm, tcp) and ofi (shm, tcp).
 #
@@ -22,12 +23,15 @@ sizes=(1048576 4194304 16777216 67108864)
 rounds=${ROUNDS:-3}
 port=$((20000 + RANDOM % 30000))
 
-# ucx_perftest tag_bw, one-way GB/s (it prints MB/s of 2^20 bytes).
+# ucx_perftest tag_bw, one-way GB/s (it prints MB/s of 2^20 bytes); a
+# first argument -e runs it in UCX's peer-failure mode.
 ucx_raw() {
+  local mode=()
+  [[ $1 == -e ]] && mode=(-e) && shift
   local bytes=$1
-  ucx_perftest -p "$port" >/dev/null 2>&1 &
+  ucx_perftest "${mode[@]}" -p "$port" >/dev/null 2>&1 &
   sleep 0.5
-  ucx_perftest 127.0.0.1 -p "$port" -t tag_bw -s "$bytes" -n $((2 * 1024 * 1048576 / bytes + 20)) 2>/dev/null |
+  ucx_perftest 127.0.0.1 "${mode[@]}" -p "$port" -t tag_bw -s "$bytes" -n $((2 * 1024 * 1048576 / bytes + 20)) 2>/dev/null |
     awk '/^Final:/ { printf "%.2f", $7 * 1048576 / 1e9 }'
   wait
 }
@@ -59,44 +63,66 @@ pp() { awk -v b="$2" '$1 == b { printf "%.2f", b / ($2 * 1e3) }' "$work/$1"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 better() { awk -v a="$1" -v b="${2:-0}" 'BEGIN { print (a > b ? a : b) }'; }
 
+# in_env VAR=VALUE... COMMAND...: the command (a function too) with the variables set.
+in_env() {
+  local vars=()
+  while [[ $1 == *=* ]]; do vars+=("$1") && shift; done
+  (export "${vars[@]}" && "$@")
+}
+# The links compared, each "name;plugin run;library run": the plugin in the
+# same mode as its library. UCX's peer-failure mode (the plugin's default,
+# HCOMM_UCX_HOST_PEER_FAILURE=1; ucx_perftest -e, which over shared memory
+# needs UCX_MM_ERROR_HANDLING=y) costs UCX itself: over sm it gives up
+# cross-memory attach.
+ucx_sm=(UCX_TLS=sm,self)
+ucx_tcp=(UCX_TLS=tcp,self UCX_NET_DEVICES=lo)
+links=(
+  "ucx sm;plugin ucx ${ucx_sm[*]} HCOMM_UCX_HOST_PEER_FAILURE=0 | bw;in_env ${ucx_sm[*]} ucx_raw"
+  "ucx sm, peer failure;plugin ucx ${ucx_sm[*]} | bw;in_env ${ucx_sm[*]} UCX_MM_ERROR_HANDLING=y ucx_raw -e"
+  "ucx tcp;plugin ucx ${ucx_tcp[*]} HCOMM_UCX_HOST_PEER_FAILURE=0 | bw;in_env ${ucx_tcp[*]} ucx_raw"
+  "ucx tcp, peer failure;plugin ucx ${ucx_tcp[*]} | bw;in_env ${ucx_tcp[*]} ucx_raw -e"
+  "ofi shm;plugin ofi HCOMM_OFI_PROVIDER=shm | pp;ofi_raw shm"
+  "ofi tcp;plugin ofi HCOMM_OFI_PROVIDER=tcp FI_TCP_IFACE=lo | pp;in_env FI_TCP_IFACE=lo ofi_raw tcp"
+)
+
 # ROUNDS rounds, plugin and library in turn within each, so that a slow
 # spell of the machine hits both alike; per size, each one's best round.
 p2p_tables() {
   declare -A best
-  local round bytes key value
+  local round bytes i name mine lib value
   for ((round = 1; round <= rounds; ++round)); do
-    # ucx sm as ucx_perftest runs it, with cross-memory attach (the plugin's
-    # HCOMM_UCX_HOST_PEER_FAILURE=0; its safe default gives that up).
-    plugin ucx UCX_TLS=sm,self HCOMM_UCX_HOST_PEER_FAILURE=0 >"$work/ucx_sm"
-    plugin ucx UCX_TLS=tcp,self UCX_NET_DEVICES=lo >"$work/ucx_tcp"
-    plugin ofi HCOMM_OFI_PROVIDER=shm >"$work/ofi_shm"
-    plugin ofi HCOMM_OFI_PROVIDER=tcp FI_TCP_IFACE=lo >"$work/ofi_tcp"
-    for bytes in "${sizes[@]}"; do
-      for key in us ur ut utr os osr ot otr; do
-        case $key in
-          us) value=$(bw ucx_sm "$bytes") ;;
-          ur) value=$(UCX_TLS=sm,self ucx_raw "$bytes") ;;
-          ut) value=$(bw ucx_tcp "$bytes") ;;
-          utr) value=$(UCX_TLS=tcp,self UCX_NET_DEVICES=lo ucx_raw "$bytes") ;;
-          os) value=$(pp ofi_shm "$bytes") ;;
-          osr) value=$(ofi_raw shm "$bytes") ;;
-          ot) value=$(pp ofi_tcp "$bytes") ;;
-          otr) value=$(FI_TCP_IFACE=lo ofi_raw tcp "$bytes") ;;
-        esac
-        best[$key.$bytes]=$(better "${value:-0}" "${best[$key.$bytes]:-0}")
+    for i in "${!links[@]}"; do
+      IFS=';' read -r name mine lib <<<"${links[$i]}"
+      # shellcheck disable=SC2086
+      ${mine%% | *} >"$work/link.$i"
+      for bytes in "${sizes[@]}"; do
+        value=$(${mine##* | } "link.$i" "$bytes")
+        best[p.$i.$bytes]=$(better "${value:-0}" "${best[p.$i.$bytes]:-0}")
+        # shellcheck disable=SC2086
+        value=$($lib "$bytes")
+        best[l.$i.$bytes]=$(better "${value:-0}" "${best[l.$i.$bytes]:-0}")
       done
     done
   done
   echo "### Point to point, GB/s (10^9 bytes/s), plugin against its library, best of $rounds rounds"
-  echo
-  echo "| bytes | ucx sm plugin | ucx_perftest sm | ratio | ucx tcp plugin | ucx_perftest tcp | ratio |" \
-    "ofi shm plugin | fi_pingpong shm | ratio | ofi tcp plugin | fi_pingpong tcp | ratio |"
-  echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  table "ucx_perftest" 0 1 2 3
+  table "fi_pingpong" 4 5
+}
+
+# table LIBRARY LINK...: plugin, library and ratio per link, one row per size.
+table() {
+  local library=$1 header="| bytes |" rule="| ---: |" i name row bytes
+  shift
+  for i in "$@"; do
+    name=${links[$i]%%;*}
+    header+=" $name plugin | $library | ratio |"
+    rule+=" ---: | ---: | ---: |"
+  done
+  printf '\n%s\n%s\n' "$header" "$rule"
   for bytes in "${sizes[@]}"; do
-    local row="| $bytes |" pair
-    for pair in "us ur" "ut utr" "os osr" "ot otr"; do
-      read -r mine lib <<<"$pair"
-      row+=" ${best[$mine.$bytes]} | ${best[$lib.$bytes]} | $(ratio "${best[$mine.$bytes]}" "${best[$lib.$bytes]}") |"
+    row="| $bytes |"
+    for i in "$@"; do
+      row+=" ${best[p.$i.$bytes]} | ${best[l.$i.$bytes]} | $(ratio "${best[p.$i.$bytes]}" "${best[l.$i.$bytes]}") |"
     done
     echo "$row"
   done
