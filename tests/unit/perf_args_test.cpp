@@ -40,6 +40,7 @@ TEST(PerfOptions, Defaults) {
   EXPECT_EQ(o.root, 0);
   EXPECT_EQ(o.warmup, 5);
   EXPECT_EQ(o.iters, 20);
+  EXPECT_EQ(o.settle_ms, 200);
   EXPECT_FALSE(o.inplace);
   EXPECT_TRUE(o.check);
   EXPECT_TRUE(o.blocking);
@@ -63,7 +64,7 @@ TEST(PerfOptions, ShortForms) {
 
 TEST(PerfOptions, LongFormsAndFlags) {
   const Options o = parse({"--collective=barrier", "--minbytes", "0", "--maxbytes=1G", "--stepfactor=8",
-                           "--dtype=uint64", "--op", "avg", "--root=1", "--warmup=2", "--iters=3", "--inplace",
+                           "--dtype=uint64", "--op", "avg", "--root=1", "--warmup=2", "--iters=3", "--settle=0", "--inplace",
                            "--no-check", "--nonblocking", "--json", "out.json"});
   EXPECT_EQ(o.collective, "barrier");
   EXPECT_EQ(o.min_bytes, 0u);
@@ -74,6 +75,7 @@ TEST(PerfOptions, LongFormsAndFlags) {
   EXPECT_EQ(o.root, 1);
   EXPECT_EQ(o.warmup, 2);
   EXPECT_EQ(o.iters, 3);
+  EXPECT_EQ(o.settle_ms, 0);
   EXPECT_TRUE(o.inplace);
   EXPECT_FALSE(o.check);
   EXPECT_FALSE(o.blocking);
@@ -132,6 +134,7 @@ TEST(PerfOptions, ErrorsNameTheArgument) {
   EXPECT_EQ(usage_error({"-n", "0"}), "-n '0': expected an integer from 1 to 1000000000");
   EXPECT_EQ(usage_error({"-w", "-1"}), "-w '-1': expected an integer from 0 to 1000000000");
   EXPECT_EQ(usage_error({"--root", "two"}), "--root 'two': expected an integer from 0 to 1000000000");
+  EXPECT_EQ(usage_error({"--settle", "-5"}), "--settle '-5': expected an integer from 0 to 600000");
   EXPECT_EQ(usage_error({"--iters=99999999999"}), "--iters '99999999999': expected an integer from 1 to 1000000000");
 }
 

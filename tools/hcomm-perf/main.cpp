@@ -3,6 +3,8 @@
 // algorithms at every size (--sweep-algos); or measures the link model for
 // HCOMM_TUNE_FILE (--calibrate). Run under hcomm-run:
 //   hcomm-run -n 4 hcomm-perf -c allreduce -b 8 -e 64M -d float32 -o sum
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -48,6 +50,23 @@ int refuse(const Communicator& comm, const std::string& why) {
   return 2;
 }
 
+// Allreduces of one element for at least `ms` milliseconds (the slowest
+// rank's clock decides): ranks that a busy host started on one core share
+// it for their first tens of milliseconds, and the first sizes would
+// measure that (over tcp 50-75 us per 8-byte call instead of 15 us).
+void settle(const Communicator& comm, int ms) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t more = 1; more > 0;) {
+    for (int i = 0; i < 100; ++i) {
+      const float x = 1;
+      float y = 0;
+      check(hcomm_allreduce(&x, &y, 1, HCOMM_FLOAT32, HCOMM_SUM, comm.get(), nullptr), "hcomm_allreduce (settling)");
+    }
+    const int64_t mine = std::chrono::steady_clock::now() - start < std::chrono::milliseconds(ms);
+    check(hcomm_allreduce(&mine, &more, 1, HCOMM_INT64, HCOMM_MAX, comm.get(), nullptr), "hcomm_allreduce (settling)");
+  }
+}
+
 // Every rank runs the same sweep; only rank 0 prints. Returns the exit status.
 int sweep(const Options& options, const Collective& collective, Communicator& comm) {
   if (collective.uses_root && options.root >= comm.size())
@@ -58,6 +77,7 @@ int sweep(const Options& options, const Collective& collective, Communicator& co
       return refuse(comm, "--algo " + options.algorithm + ": " + why);
     force(comm, coll_of(collective.name), "");
   }
+  if (options.settle_ms > 0) settle(comm, options.settle_ms);
   const uint64_t wrong =
       options.sweep_algorithms ? sweep_algorithms(options, collective, comm) : sweep_sizes(options, collective, comm);
   // Every rank knows the total of wrong elements and fails alike; none may

@@ -64,6 +64,7 @@ struct Options {
   int root = 0;
   int warmup = 5;
   int iters = 20;
+  int settle_ms = 200;  // small calls before the sweep, so that the ranks start it settled on their cores
   bool inplace = false;
   bool check = true;
   bool blocking = true;
@@ -162,7 +163,7 @@ inline std::string non_empty(std::string_view text, std::string_view option, con
   return std::string(text);
 }
 
-inline constexpr std::array<OptionSpec, 20> kOptionSpecs = {{
+inline constexpr std::array<OptionSpec, 21> kOptionSpecs = {{
     {'c', "collective", true, [](Options& o, std::string_view v, std::string_view) { o.collective = v; }},
     {'b', "minbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.min_bytes = parse_size(v, n); }},
     {'e', "maxbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.max_bytes = parse_size(v, n); }},
@@ -179,6 +180,8 @@ inline constexpr std::array<OptionSpec, 20> kOptionSpecs = {{
      [](Options& o, std::string_view v, std::string_view n) { o.warmup = parse_int(v, n, 0, kMaxCount); }},
     {'n', "iters", true,
      [](Options& o, std::string_view v, std::string_view n) { o.iters = parse_int(v, n, 1, kMaxCount); }},
+    {0, "settle", true,
+     [](Options& o, std::string_view v, std::string_view n) { o.settle_ms = parse_int(v, n, 0, 600000); }},
     {0, "json", true, [](Options& o, std::string_view v, std::string_view) { o.json_path = v; }},
     {0, "algo", true,
      [](Options& o, std::string_view v, std::string_view n) { o.algorithm = non_empty(v, n, "an algorithm name"); }},
@@ -256,6 +259,8 @@ inline std::string usage_text(std::span<const std::string_view> collectives) {
          "  -r, --root R             root rank of rooted collectives (default 0)\n"
          "  -w, --warmup N           untimed iterations per size (default 5)\n"
          "  -n, --iters N            timed iterations per size (default 20)\n"
+         "      --settle MS          small calls for MS milliseconds before the sweep (default 200;\n"
+         "                           0: none): ranks started on one core have moved apart by then\n"
          "      --inplace            receive into the send buffer\n"
          "      --check, --no-check  check every element of every iteration (default on)\n"
          "      --blocking, --nonblocking\n"

@@ -49,7 +49,8 @@ std::string run_description(const Options& options, const Collective& collective
   if (collective.uses_data()) run += options.inplace ? "in place, " : "out of place, ";
   run += options.blocking ? "blocking" : "nonblocking";
   if (!options.algorithm.empty()) run += ", algorithm " + options.algorithm + " forced";
-  run += "; warm-up " + std::to_string(options.warmup) + ", iterations " + std::to_string(options.iters);
+  run += "; settled " + std::to_string(options.settle_ms) + " ms; warm-up " + std::to_string(options.warmup) +
+         ", iterations " + std::to_string(options.iters);
   if (columns.checked) run += ", every element checked";
   return run;
 }
