@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -117,13 +118,32 @@ Options parse_options(int argc, char** argv) {
 }
 
 // Never 0, so that a byte that did not arrive shows in a cleared buffer.
+// Page-aligned, as ucx_perftest's and fi_pingpong's buffers are: the
+// copies in and out of kernel sockets (rep movsb) slow down on a destination
+// that is not aligned to a cache line, which malloc's large blocks are not.
+template <typename T>
+struct PageAligned {
+  using value_type = T;
+  PageAligned() = default;
+  template <typename U>
+  PageAligned(const PageAligned<U>&) {}
+  T* allocate(size_t n) {
+    void* p = std::aligned_alloc(4096, (n * sizeof(T) + 4095) / 4096 * 4096);
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  bool operator==(const PageAligned&) const { return true; }
+};
+using Bytes = std::vector<uint8_t, PageAligned<uint8_t>>;
+
 uint8_t pattern(size_t bytes, size_t i) { return static_cast<uint8_t>(1 + (i * 131 + bytes) % 255); }
 
-void fill(std::vector<uint8_t>& buf, size_t bytes) {
+void fill(Bytes& buf, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) buf[i] = pattern(bytes, i);
 }
 
-void check(const std::vector<uint8_t>& buf, size_t bytes, size_t got, int rank, const char* what) {
+void check(const Bytes& buf, size_t bytes, size_t got, int rank, const char* what) {
   if (got != bytes) throw BenchError(format("rank %d: %s of %zu bytes reported %zu bytes", rank, what, bytes, got));
   for (size_t i = 0; i < bytes; ++i)
     if (buf[i] != pattern(bytes, i))
@@ -141,8 +161,8 @@ int clamp_count(size_t budget, size_t per_round, int low, int high) {
 
 // Rank 0 sends, rank 1 echoes; the first round is checked byte by byte and
 // not timed. Returns half the average round trip, in microseconds.
-double ping_pong(Link& link, int rank, size_t bytes, const Options& o, std::vector<uint8_t>& send,
-                 std::vector<uint8_t>& recv) {
+double ping_pong(Link& link, int rank, size_t bytes, const Options& o, Bytes& send,
+                 Bytes& recv) {
   const int rounds = clamp_count(kLatencyBudget, bytes, 10, o.iterations);
   std::fill_n(recv.begin(), bytes, 0);
   link.barrier();
@@ -167,8 +187,8 @@ double ping_pong(Link& link, int rank, size_t bytes, const Options& o, std::vect
 // buffer, as osu_bw does); after each window rank 1 acknowledges, so that the
 // time covers delivery. The first window is not timed; the buffer is checked
 // at the end. Returns GB/s; *window_out is the window used.
-double stream(Link& link, int rank, size_t bytes, const Options& o, std::vector<uint8_t>& send,
-              std::vector<uint8_t>& recv, int* window_out) {
+double stream(Link& link, int rank, size_t bytes, const Options& o, Bytes& send,
+              Bytes& recv, int* window_out) {
   const int window = static_cast<int>(std::clamp<size_t>(kWindowBytes / bytes, 1, static_cast<size_t>(o.window)));
   const int rounds = clamp_count(kStreamBudget, bytes * static_cast<size_t>(window), 3, o.iterations);
   std::fill_n(recv.begin(), bytes, 0);
@@ -196,7 +216,7 @@ double stream(Link& link, int rank, size_t bytes, const Options& o, std::vector<
 std::vector<Row> run_rank(const hcomm::tcheck::PluginLibrary& plugin, int rank, int control_fd, const Options& o,
                           uint64_t* retries) {
   Link link(plugin, rank, control_fd, o.timeout_s);
-  std::vector<uint8_t> send(o.max_bytes), recv(o.max_bytes);
+  Bytes send(o.max_bytes), recv(o.max_bytes);
   std::vector<Row> rows;
   for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
     fill(send, bytes);
