@@ -38,11 +38,11 @@ struct DoublingMatches {
 
 // log2 rounds in which partners exchange the whole message (call.bytes):
 // every member ends with the reduction of all members' `input` in `acc`,
-// each round's partner value received into HCOMM_BUF_SCRATCH (requested). Both partners combine
-// the lower's value with the higher's, so all end with the same bits. A
-// group whose size is not a power of two folds its first pairs in first and
-// out last (recursive_halving.hpp). `final` marks the last reduction.
-// Returns where the result lies.
+// each round's partner value received into HCOMM_BUF_SCRATCH (requested).
+// Both partners combine the lower's value with the higher's, so all end
+// with the same bits. A group whose size is not a power of two folds its
+// first pairs in first and out last (recursive_halving.hpp). `final` marks
+// the last reduction. Returns where the result lies.
 Placed add_doubling_allreduce(const Call& call, const Group& group, DoublingMatches matches, Placed input,
                               hcomm_bufref_t acc, bool final, ScheduleWriter& out);
 
