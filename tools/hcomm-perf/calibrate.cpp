@@ -43,7 +43,11 @@ double median(std::vector<double> values) {
 class Exchange {
  public:
   Exchange(const Communicator& comm, int next, int prev)
-      : comm_(comm), next_(next), prev_(prev), send_(kLargeBytes), recv_(kLargeBytes) {
+      : comm_(comm),
+        next_(next),
+        prev_(prev),
+        send_(next >= 0 ? kLargeBytes : 0),  // ranks that take no part need no buffers
+        recv_(prev >= 0 ? kLargeBytes : 0) {
     auto* out = static_cast<uint8_t*>(send_.data());
     if (next_ >= 0)
       for (size_t i = 0; i < kLargeBytes; ++i) out[i] = pattern(comm.rank(), i);
