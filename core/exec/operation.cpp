@@ -41,12 +41,17 @@ device::Stores result_stores(const hcomm_step_t& s) {
 void RunState::reset(const Schedule& s) {
   const uint32_t n = static_cast<uint32_t>(s.steps.size());
   steps.assign(n, Step{});
-  chunk_done.assign(s.total_chunks, 0);
-  queue.resize(n);
-  for (uint32_t i = 0; i < n; ++i) queue[i] = i, steps[i].queued = true;
   queue_head = 0;
   polled.clear();
   remaining = n;
+  cursor = 0;
+  if (s.in_order) {  // runs without queues
+    queue.clear();
+    return;
+  }
+  chunk_done.assign(s.total_chunks, 0);
+  queue.resize(n);
+  for (uint32_t i = 0; i < n; ++i) queue[i] = i, steps[i].queued = true;
 }
 
 StatePool::~StatePool() { delete spare_.load(); }
@@ -138,9 +143,7 @@ Operation::Started Operation::start(uint32_t step, uint32_t chunk, PeerIO& io) {
     case HCOMM_STEP_RECV: req = io.irecv(s.peer, resolve(s.dst) + off, bytes, tag(s, chunk)); break;
     case HCOMM_STEP_RECV_REDUCE: req = io.irecv(s.peer, staging(step, chunk), bytes, tag(s, chunk)); break;
     case HCOMM_STEP_WAIT:
-      if (!mapped_.wait(s.peer, s.match, schedule_->signal_base[step] + chunk + 1, s.bytes ? resolve(s.dst) : nullptr,
-                        s.bytes))
-        return Started::kRetry;
+      if (!try_wait(s, step, chunk)) return Started::kRetry;
       finish(step, chunk, off, bytes);
       return Started::kDone;
     case HCOMM_STEP_SIGNAL:
@@ -176,10 +179,13 @@ void Operation::run_mapped(const hcomm_step_t& s, uint32_t step, uint32_t chunk,
   }
 }
 
-// Local work of a chunk (bytes at offset `off` of the step) whose data is
-// here, then marks it done and wakes the steps that wait for it.
-void Operation::finish(uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes) {
-  const hcomm_step_t& s = steps_[step];
+bool Operation::try_wait(const hcomm_step_t& s, uint32_t step, uint32_t chunk) {
+  return mapped_.wait(s.peer, s.match, schedule_->signal_base[step] + chunk + 1, s.bytes ? resolve(s.dst) : nullptr,
+                      s.bytes);
+}
+
+// Local work of a chunk (bytes at offset `off` of the step) whose data is here.
+void Operation::compute(const hcomm_step_t& s, uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes) {
   const hcomm_coll_args_t& a = schedule_->args;
   switch (s.kind) {
     case HCOMM_STEP_RECV_REDUCE:
@@ -193,6 +199,12 @@ void Operation::finish(uint32_t step, uint32_t chunk, uint64_t off, uint64_t byt
     case HCOMM_STEP_COPY: device::copy(resolve(s.dst) + off, resolve(s.src) + off, bytes); break;
     default: break;
   }
+}
+
+// A chunk's local work, then marks it done and wakes the steps that wait for it.
+void Operation::finish(uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes) {
+  const hcomm_step_t& s = steps_[step];
+  compute(s, step, chunk, off, bytes);
   RunState& st = *state_;
   RunState::Step& ss = st.steps[step];
   st.chunk_done[schedule_->chunk_base[step] + chunk] = 1;
@@ -257,10 +269,41 @@ std::string Operation::context(size_t step) const {
                 step, step_verb(s.kind), s.peer);
 }
 
+// Schedule::in_order: each step's chunks in turn, up to a WAIT whose flag is
+// not raised yet, where the next advance resumes.
+bool Operation::advance_in_order() {
+  RunState& st = *state_;
+  const uint32_t n = static_cast<uint32_t>(steps_.size());
+  for (; st.cursor < n; ++st.cursor) {
+    const uint32_t step = st.cursor;
+    const hcomm_step_t& s = steps_[step];
+    RunState::Step& ss = st.steps[step];
+    try {
+      for (; ss.completed < s.nchunks; ++ss.completed, ++events_) {
+        uint64_t off, bytes;
+        Schedule::chunk_range(s, schedule_->args.dtype_size, ss.completed, &off, &bytes);
+        if (s.kind == HCOMM_STEP_WAIT) {
+          if (!try_wait(s, step, ss.completed)) return false;
+        } else {
+          run_mapped(s, step, ss.completed, off, bytes);
+          compute(s, step, ss.completed, off, bytes);
+        }
+      }
+    } catch (const Error& e) {
+      throw Error(e.code(), context(step) + " failed: " + e.what());
+    }
+    ss.started = ss.completed;
+    --st.remaining;
+  }
+  if (mapped_.running()) mapped_.end();
+  return true;
+}
+
 bool Operation::advance(PeerIO& io) {
   RunState& st = *state_;
   if (done()) return true;
   if (schedule_->mapped && !mapped_.running() && !mapped_.begin(io.mapped(), *schedule_, buffers_)) return false;
+  if (schedule_->in_order) return advance_in_order();
   auto guarded = [&](uint32_t step, auto&& body) {
     try {
       return body();

@@ -5,8 +5,10 @@
 // It works from events rather than by scanning the schedule: a step is tried
 // when it may have become startable (at the start, when a step it waits for
 // completed a chunk, when one of its own chunks completed), and only steps
-// with chunks in flight, or a start to retry, are polled. A call costs no
-// allocation: the run's state is kept with the schedule for the next run.
+// with chunks in flight, or a start to retry, are polled. A schedule that may
+// run in index order (Schedule::in_order) runs so, with a cursor instead of
+// queues. A call costs no allocation: the run's state is kept with the
+// schedule for the next run.
 #pragma once
 
 #include <array>
@@ -49,6 +51,7 @@ struct RunState {
   size_t queue_head = 0;
   std::vector<uint32_t> polled;     // steps with chunks in flight, or whose start must be retried
   size_t remaining = 0;             // steps not complete
+  uint32_t cursor = 0;              // Schedule::in_order: the step that runs next
 
   void reset(const Schedule& s);
 };
@@ -79,9 +82,12 @@ class Operation {
  private:
   enum class Started { kRetry, kInFlight, kDone };
 
+  bool advance_in_order();
   bool ready(uint32_t step, uint32_t chunk) const;
   Started start(uint32_t step, uint32_t chunk, PeerIO& io);
   void finish(uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes);
+  void compute(const hcomm_step_t& s, uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes);
+  bool try_wait(const hcomm_step_t& s, uint32_t step, uint32_t chunk);
   void run_mapped(const hcomm_step_t& s, uint32_t step, uint32_t chunk, uint64_t off, uint64_t bytes);
   void try_start(uint32_t step, PeerIO& io);
   bool poll(uint32_t step, PeerIO& io);

@@ -14,6 +14,42 @@ namespace {
 
 bool is_mapped(uint32_t kind) { return kind >= HCOMM_STEP_LOAD && kind <= HCOMM_STEP_WAIT; }
 
+// Schedules with more waits run through the general executor.
+constexpr size_t kMaxInOrderWaits = 1024;
+
+// Schedule::in_order, from the steps and their signal order: per step, the
+// WAITs it depends on as bits (its own among them, if it is one).
+bool runs_in_order(const Schedule& s) {
+  const size_t n = s.steps.size();
+  size_t waits = 0;
+  for (const hcomm_step_t& st : s.steps) {
+    if (st.kind == HCOMM_STEP_SEND || st.kind == HCOMM_STEP_RECV || st.kind == HCOMM_STEP_RECV_REDUCE) return false;
+    waits += st.kind == HCOMM_STEP_WAIT;
+  }
+  if (waits > kMaxInOrderWaits) return false;
+  const size_t words = (waits + 63) / 64;
+  std::vector<uint64_t> after(n * words, 0);
+  size_t seen = 0;  // WAITs before step i
+  for (size_t i = 0; i < n; ++i) {
+    const hcomm_step_t& st = s.steps[i];
+    uint64_t* mine = &after[i * words];
+    auto inherit = [&](size_t from) {
+      for (size_t w = 0; w < words; ++w) mine[w] |= after[from * words + w];
+    };
+    for (uint32_t d = 0; d < st.ndeps; ++d) inherit(static_cast<size_t>(st.deps[d]));
+    if (s.previous_signal[i] >= 0) inherit(static_cast<size_t>(s.previous_signal[i]));
+    if (st.kind == HCOMM_STEP_WAIT) {
+      mine[seen / 64] |= uint64_t{1} << (seen % 64);
+      ++seen;
+    } else if (st.kind == HCOMM_STEP_SIGNAL) {
+      for (size_t w = 0; w < seen / 64; ++w)
+        if (~mine[w]) return false;
+      if (seen % 64 && (~mine[seen / 64] & ((uint64_t{1} << (seen % 64)) - 1))) return false;
+    }
+  }
+  return true;
+}
+
 // Who waits for whom, the first chunk of each step, and the order of signals.
 void derive(Schedule& s) {
   const size_t n = s.steps.size();
@@ -61,6 +97,7 @@ void derive(Schedule& s) {
     s.dependents.insert(s.dependents.end(), waiting[i].begin(), waiting[i].end());
     s.dependents_begin[i + 1] = static_cast<uint32_t>(s.dependents.size());
   }
+  s.in_order = runs_in_order(s);
 }
 
 }  // namespace

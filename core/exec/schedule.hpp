@@ -69,6 +69,11 @@ struct Schedule {
   uint64_t window_extent = 0;
   std::vector<uint32_t> signal_base;
   std::vector<int32_t> previous_signal;
+  // Every step is local or mapped, and every SIGNAL depends, through its
+  // dependencies, on every WAIT before it: run one by one in index order, the
+  // steps raise each signal as soon as the general executor would, without
+  // its queues (the cost of a small call is mostly that bookkeeping).
+  bool in_order = false;
 
   StatePool pool;
 

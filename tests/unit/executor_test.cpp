@@ -3,12 +3,14 @@
 // element by element; and the schedule checks that reject broken schedules.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 
@@ -318,7 +320,11 @@ class MappedJob {
   // As the communicator does, finished operations are advanced again.
   void run_to_end(std::shared_ptr<const Schedule> schedule, Buffers buffers, MemoryIO& io) {
     Operation op(std::move(schedule), buffers, 7, collective_tag_base(7), nranks_);
-    while (!op.advance(io)) std::this_thread::yield();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!op.advance(io)) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no progress in 20 s");
+      std::this_thread::yield();
+    }
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(op.advance(io));
   }
 
@@ -465,6 +471,55 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
   }
 }
 
+// Direct allreduces run in order (Schedule::in_order) unless they go through
+// the windows in pieces, where round j + 1 signals before round j's waits
+// end; the tests above run both kinds.
+TEST(ExecutorMapped, DirectAllreducesRunInOrderUnlessInPieces) {
+  const uint32_t through_windows = HCOMM_VIEW_MAPPED,
+                 every_path = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD;
+  for (const char* algorithm : {"one_shot", "two_shot"})
+    for (int n : {2, 3, 5})
+      for (uint32_t flags : {through_windows, every_path})
+        for (size_t count : {size_t{7}, size_t{100}, size_t{3000}, size_t{100000}}) {
+          hcomm_comm_view_t view{.size = sizeof view, .rank = n - 1, .nranks = n, .link = {1, 1e-4, 1e-5},
+                                 .flags = flags, .window_bytes = 4096, .mapped = {1, 1e-4, 1e-5}};
+          algorithm::Selector sel(view, algorithm::parse_tune(std::string("allreduce:@") + algorithm),
+                                  algorithm::registry(), 1 << 20);
+          hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = count,
+                                 .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+          const bool pieces = flags == through_windows && count * 4 > 4096;
+          EXPECT_EQ(sel.build(args)->in_order, !pieces) << algorithm << ", " << n << " ranks, " << count << " floats";
+        }
+}
+
+// A signal that waits for nothing is raised while a WAIT before it is still
+// open: each rank waits for the other's signal, which comes after its wait.
+TEST(ExecutorMapped, SignalAfterAnOpenWaitIsRaisedAtOnce) {
+  const int n = 2;
+  MappedJob job(n, 1024);
+  std::vector<std::shared_ptr<Schedule>> schedules;
+  std::vector<Buffers> buffers;
+  std::vector<std::vector<int32_t>> send(n, std::vector<int32_t>(4)), recv(n, std::vector<int32_t>(4, -1));
+  for (int r = 0; r < n; ++r) {
+    send[r] = {r, r + 10, r + 20, r + 30};
+    auto s = std::make_shared<Schedule>();
+    s->algorithm = "hand-written";
+    s->args = {.size = sizeof(hcomm_coll_args_t), .coll = HCOMM_COLL_ALLREDUCE, .count = 4, .dtype = HCOMM_INT32,
+               .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+    hcomm_step_t wait = mapped_step(HCOMM_STEP_WAIT, 1 - r, 0, 16);  // 0: the peer's input, in RECV
+    wait.dst = {HCOMM_BUF_RECV, 0};
+    hcomm_step_t signal = mapped_step(HCOMM_STEP_SIGNAL, 1 - r, 0, 16);  // 1: this rank's, waiting for nothing
+    signal.src = {HCOMM_BUF_SEND, 0};
+    s->steps = {wait, signal};
+    finalize_schedule(*s, 16, 16);
+    EXPECT_FALSE(s->in_order);
+    schedules.push_back(s);
+    buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
+  }
+  job.run(schedules, buffers);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(recv[r], send[1 - r]) << "rank " << r;
+}
+
 // Without mapped memory the direct algorithms decline and the selector's
 // next choice serves the call.
 TEST(ExecutorMapped, DirectAlgorithmsDeclineWithoutMappedMemory) {
@@ -555,6 +610,49 @@ TEST(Schedule, SignalPayloadsAreChecked) {
   s.steps = {step(HCOMM_STEP_SIGNAL, 8), step(HCOMM_STEP_SIGNAL, 8)};
   s.steps[0].peer = 1, s.steps[1].peer = 1, s.steps[1].match = 1;  // another match: fine
   EXPECT_NO_THROW(finalize_schedule(s, 64, 64));
+}
+
+// The steps may run in index order where every signal waits, through its
+// dependencies (or the signal before it of its pair), for every WAIT before it.
+TEST(Schedule, InOrderWhereEverySignalFollowsTheWaitsBeforeIt) {
+  auto in_order = [](std::vector<hcomm_step_t> steps) {
+    Schedule s;
+    s.algorithm = "test";
+    s.args.dtype_size = 4;
+    s.steps = std::move(steps);
+    finalize_schedule(s, 64, 64);
+    return s.in_order;
+  };
+  const hcomm_step_t signal = mapped_step(HCOMM_STEP_SIGNAL, 1, 0, 0), wait = mapped_step(HCOMM_STEP_WAIT, 1, 0, 0);
+  hcomm_step_t after_wait = signal;
+  wait_for(after_wait, {0});
+  EXPECT_TRUE(in_order({signal, wait, step(HCOMM_STEP_COPY, 8)}));
+  EXPECT_FALSE(in_order({wait, signal}));
+  EXPECT_TRUE(in_order({wait, after_wait}));
+  EXPECT_FALSE(in_order({step(HCOMM_STEP_SEND, 8), signal}));
+  // The second signal of a pair is raised after the first, which waited.
+  EXPECT_TRUE(in_order({wait, after_wait, signal}));
+  hcomm_step_t other_match = signal;
+  other_match.match = 1;
+  EXPECT_FALSE(in_order({wait, after_wait, other_match}));
+  // Waits beyond one word of bits: a chain of copies, each after one wait.
+  for (int skipped : {-1, 3, 64, 69}) {
+    std::vector<hcomm_step_t> steps;
+    int32_t chain = -1;
+    for (int w = 0; w < 70; ++w) {
+      hcomm_step_t wait_w = mapped_step(HCOMM_STEP_WAIT, 1, 0, 0);
+      steps.push_back(wait_w);
+      hcomm_step_t link = step(HCOMM_STEP_COPY, 8);
+      if (w != skipped) wait_for(link, {static_cast<int32_t>(steps.size() - 1)});
+      if (chain >= 0) wait_for(link, {chain});
+      chain = static_cast<int32_t>(steps.size());
+      steps.push_back(link);
+    }
+    hcomm_step_t last = signal;
+    wait_for(last, {chain});
+    steps.push_back(last);
+    EXPECT_EQ(in_order(steps), skipped < 0) << "wait " << skipped << " left out of the chain";
+  }
 }
 
 TEST(Schedule, ChunksCoverTheStepExactly) {
