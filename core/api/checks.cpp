@@ -42,11 +42,12 @@ void check_rank(const char* fn, const char* what, int rank, const comm::Communic
 }
 
 size_t checked_bytes(const char* fn, size_t count, hcomm_dtype_t dtype, size_t blocks) {
-  const size_t es = kDtypeSizes[dtype];
-  HCOMM_ARG_CHECK(count <= kMaxBytes / es / blocks,
+  // A multiplication with a check rather than divisions: this runs on every call.
+  size_t bytes = 0;
+  HCOMM_ARG_CHECK(!__builtin_mul_overflow(count, kDtypeSizes[dtype] * blocks, &bytes) && bytes <= kMaxBytes,
                   "%s: count %zu of %s%s overflows the byte size; split the call", fn, count, kDtypeNames[dtype],
                   blocks > 1 ? " per rank" : "");
-  return count * es * blocks;
+  return bytes;
 }
 
 hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root,

@@ -73,10 +73,11 @@ void check_dtype(const char* function, hcomm_dtype_t dtype) {
 
 // Bytes of `count` elements; the range must exist in memory.
 size_t checked_bytes(const char* function, size_t element_bytes, size_t count) {
-  if (count > SIZE_MAX / element_bytes)
+  size_t bytes = 0;  // a multiplication with a check rather than a division: this runs on every call
+  if (__builtin_mul_overflow(count, element_bytes, &bytes))
     HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "%s: count %zu elements of %zu bytes overflows the address space", function,
                 count, element_bytes);
-  return count * element_bytes;
+  return bytes;
 }
 
 void check_buffer(const char* function, const char* name, const void* buffer) {

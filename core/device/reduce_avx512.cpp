@@ -31,6 +31,28 @@ struct Avx512 {
   static Vec<uint16_t, 16> float32_to_float16(Vec<float, 16> value) {
     return (Vec<uint16_t, 16>)_mm512_maskz_cvtps_ph(kAllLanes, (__m512)value, _MM_FROUND_TO_NEAREST_INT);
   }
+  // The first n bytes (fewer than the vector's) at p, the rest zero; masked
+  // bytes are not accessed, so the vector may reach past the buffer.
+  template <class V>
+  static V load_first(const void* p, size_t n) {
+    const uint64_t mask = (uint64_t{1} << n) - 1;
+    if constexpr (sizeof(V) == 64)
+      return (V)_mm512_maskz_loadu_epi8(mask, p);
+    else if constexpr (sizeof(V) == 32)
+      return (V)_mm256_maskz_loadu_epi8(static_cast<__mmask32>(mask), p);
+    else
+      return (V)_mm_maskz_loadu_epi8(static_cast<__mmask16>(mask), p);
+  }
+  template <class V>
+  static void store_first(void* p, V v, size_t n) {
+    const uint64_t mask = (uint64_t{1} << n) - 1;
+    if constexpr (sizeof(V) == 64)
+      _mm512_mask_storeu_epi8(p, mask, (__m512i)v);
+    else if constexpr (sizeof(V) == 32)
+      _mm256_mask_storeu_epi8(p, static_cast<__mmask32>(mask), (__m256i)v);
+    else
+      _mm_mask_storeu_epi8(p, static_cast<__mmask16>(mask), (__m128i)v);
+  }
 };
 
 constexpr KernelTable kAvx512Kernels = make_kernel_table<Avx512>();

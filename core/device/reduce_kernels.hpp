@@ -190,6 +190,7 @@ struct Block {
 
 // An element format on an ISA ("Io") moves blocks between memory, at any
 // alignment, and the lanes computed on:
+//   using Target;                   // the ISA
 //   using Stored;                   // one element in memory
 //   using Block;                    // Block<vector of values, K>
 //   static constexpr size_t kElements;
@@ -238,6 +239,7 @@ inline void stream_fence() {
 // Integers, float and double: computed on as they are stored.
 template <class Isa, class T>
 struct PlainIo {
+  using Target = Isa;
   using Stored = T;
   using Values = Vec<T, Isa::kVectorBytes / sizeof(T)>;
   using Block = device::Block<Values, 1>;
@@ -252,6 +254,7 @@ struct PlainIo {
 // float16 where the CPU converts it: one vector of floats per block.
 template <class Isa>
 struct Float16InstructionIo {
+  using Target = Isa;
   using Stored = uint16_t;
   static constexpr size_t kElements = Isa::kVectorBytes / sizeof(float);
   using Block = device::Block<Vec<float, kElements>, 1>;
@@ -269,6 +272,7 @@ struct Float16InstructionIo {
 // computed on in that order, which elementwise operations do not see.
 template <class Isa, class Codec>
 struct PairedIo {
+  using Target = Isa;
   using Stored = uint16_t;
   using Words = Vec<uint32_t, Isa::kVectorBytes / sizeof(uint32_t)>;
   static constexpr size_t kWords = kLanesOf<Words>;
@@ -328,19 +332,34 @@ typename Io::Block apply(F f, const Blocks&... in) {
   return out;
 }
 
-// The last count < kElements elements go through a zero-padded block.
+// The last count < kElements elements go through a zero-padded block, moved
+// with the ISA's byte-masked loads and stores where it has them
+// (Isa::load_first, Isa::store_first), else copied: a copy of a variable
+// length is a call, and a vector loaded from smaller stores waits for them.
+template <class Io>
+using StoredBytes = Vec<uint8_t, Io::kElements * sizeof(typename Io::Stored)>;
+
 template <class Io>
 typename Io::Block load_partial(const typename Io::Stored* p, size_t count) {
-  typename Io::Stored elements[Io::kElements] = {};
-  __builtin_memcpy(elements, p, count * sizeof(elements[0]));
-  return Io::load(elements);
+  using Raw = StoredBytes<Io>;
+  const size_t bytes = count * sizeof(typename Io::Stored);
+  Raw raw = {};
+  if constexpr (requires { Io::Target::template load_first<Raw>(p, bytes); })
+    raw = Io::Target::template load_first<Raw>(p, bytes);
+  else
+    __builtin_memcpy(&raw, p, bytes);
+  return Io::load(reinterpret_cast<const typename Io::Stored*>(&raw));
 }
 
 template <class Io>
 void store_partial(typename Io::Stored* p, const typename Io::Block& block, size_t count) {
-  typename Io::Stored elements[Io::kElements];
-  Io::store(elements, block);
-  __builtin_memcpy(p, elements, count * sizeof(elements[0]));
+  StoredBytes<Io> raw;
+  Io::store(reinterpret_cast<typename Io::Stored*>(&raw), block);
+  const size_t bytes = count * sizeof(typename Io::Stored);
+  if constexpr (requires { Io::Target::store_first(p, raw, bytes); })
+    Io::Target::store_first(p, raw, bytes);
+  else
+    __builtin_memcpy(p, &raw, bytes);
 }
 
 // The whole blocks from element i on; returns where they end.

@@ -91,10 +91,9 @@ void MappedCall::end() {
   calls.awaited = nullptr;
 }
 
-void MappedCall::check_peer(int peer) const {
-  if (peer < 0 || peer >= io_->nranks())
-    HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s names rank %d of a communicator of %d", schedule_->algorithm.c_str(),
-                peer, io_->nranks());
+void MappedCall::bad_peer(int peer) const {
+  HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s names rank %d of a communicator of %d", schedule_->algorithm.c_str(),
+              peer, io_->nranks());
 }
 
 const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t buffer) {

@@ -58,7 +58,10 @@ class MappedCall {
   };
   Span remote(int peer, const hcomm_bufref_t& ref, uint64_t offset, uint64_t bytes);
   const MappedIO::Calls::PeerBuffer& peer_buffer(int peer, uint32_t buffer);
-  void check_peer(int peer) const;
+  void check_peer(int peer) const {
+    if (static_cast<unsigned>(peer) >= static_cast<unsigned>(io_->nranks())) [[unlikely]] bad_peer(peer);
+  }
+  [[noreturn]] void bad_peer(int peer) const;
 
   MappedIO* io_ = nullptr;
   const Buffers* own_ = nullptr;

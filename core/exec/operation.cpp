@@ -1,6 +1,7 @@
 #include "core/exec/operation.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/algorithm/tune.hpp"
 #include "core/common/error.hpp"
@@ -54,16 +55,15 @@ void RunState::reset(const Schedule& s) {
   for (uint32_t i = 0; i < n; ++i) queue[i] = i, steps[i].queued = true;
 }
 
-StatePool::~StatePool() { delete spare_.load(); }
+StatePool::~StatePool() { delete spare_; }
 
 std::unique_ptr<RunState> StatePool::take() const {
-  std::unique_ptr<RunState> state(spare_.exchange(nullptr));
+  std::unique_ptr<RunState> state(std::exchange(spare_, nullptr));
   return state ? std::move(state) : std::make_unique<RunState>();
 }
 
 void StatePool::give(std::unique_ptr<RunState> state) const {
-  RunState* empty = nullptr;
-  if (spare_.compare_exchange_strong(empty, state.get())) state.release();
+  if (!spare_) spare_ = state.release();
 }
 
 Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base,

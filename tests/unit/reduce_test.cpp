@@ -236,7 +236,8 @@ class GuardedBuffer {
 enum class Aliasing { kNone, kDstIsA, kDstIsB };
 const char* const kAliasingNames[] = {"separate buffers", "dst == a", "dst == b"};
 
-const size_t kCounts[] = {0, 1, 7, 33, 1027, 100003};
+// 15 and 63: the longest tails of 4- and 1-byte elements in 64-byte vectors.
+const size_t kCounts[] = {0, 1, 7, 15, 33, 63, 1027, 100003};
 // Byte offsets of (dst, a, b): aligned; dst element- but not vector-aligned
 // (streamed stores start after a cached head); misaligned for every element size.
 const size_t kOffsets[][3] = {{0, 0, 0}, {8, 0, 4}, {1, 3, 5}};

@@ -8,7 +8,13 @@ namespace hcomm::algo {
 
 namespace {
 
+// A step named twice is waited for once, wholly if either asks so.
 void add_dep(hcomm_step_t& step, int32_t dep, bool whole) {
+  for (uint32_t d = 0; d < step.ndeps; ++d)
+    if (step.deps[d] == dep) {
+      if (whole) step.whole_deps |= 1u << d;
+      return;
+    }
   if (step.ndeps == HCOMM_STEP_MAX_DEPS)
     HCOMM_PLUGIN_THROW(HCOMM_ERR_INTERNAL, "a step may wait for at most %d steps", HCOMM_STEP_MAX_DEPS);
   if (whole) step.whole_deps |= 1u << step.ndeps;

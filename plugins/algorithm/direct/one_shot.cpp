@@ -42,49 +42,51 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
 
 // A message that fits in a flag's line travels in it (where the core carries
 // payloads: HCOMM_VIEW_SIGNAL_PAYLOAD): every rank signals its input to every
-// peer and reduces the inputs in rank order once they are here. Inputs gather
-// in scratch, one slot per rank, this rank's own included, so that RECV (SEND
-// too, in place) is written only after every input was read.
+// peer and reduces the inputs in rank order once they are here. Peers' inputs
+// land in scratch, one slot per rank. This rank's own is read from SEND, or
+// from its slot where the first reduction into RECV would overwrite it before
+// its turn (in place, with more than 2 ranks).
 void build_inline(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   const uint64_t b = call.bytes;
   const int n = call.nranks, me = call.rank;
   direct.builder.need_scratch(&direct.builder, b * static_cast<uint64_t>(n));
-  hcomm_step_t copy = {.kind = HCOMM_STEP_COPY,
-                       .src = at(HCOMM_BUF_SEND, 0),
-                       .dst = at(HCOMM_BUF_SCRATCH, me * b),
-                       .bytes = b,
-                       .nchunks = 1};
-  const int32_t copied = out.add(copy);
+  const auto slot = [b](int r) { return at(HCOMM_BUF_SCRATCH, r * b); };
+  const bool copy_own = call.args.in_place && n > 2;
+  const hcomm_bufref_t own = copy_own ? slot(me) : at(HCOMM_BUF_SEND, 0);
+  int32_t copied = -1;
+  if (copy_own)
+    copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = own, .bytes = b, .nchunks = 1});
   std::vector<int32_t> arrived(n, copied);
+  int32_t signalled = -1;
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
-    hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady,
-                           .src = at(HCOMM_BUF_SCRATCH, me * b), .bytes = b, .nchunks = 1};
-    wait_whole(signal, copied);
-    out.add(signal);
+    hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = own, .bytes = b,
+                           .nchunks = 1};
+    if (copied >= 0) wait_whole(signal, copied);
+    signalled = out.add(signal);
   }
   for (int p = 0; p < n; ++p)
     if (p != me)
-      arrived[p] = out.add({.kind = HCOMM_STEP_WAIT, .peer = p, .match = kInputReady,
-                            .dst = at(HCOMM_BUF_SCRATCH, p * b), .bytes = b, .nchunks = 1});
+      arrived[p] = out.add({.kind = HCOMM_STEP_WAIT, .peer = p, .match = kInputReady, .dst = slot(p), .bytes = b,
+                            .nchunks = 1});
+  const auto input = [&](int r) { return r == me ? own : slot(r); };
   int32_t previous = -1;
   for (int r = 1; r < n; ++r) {
     hcomm_step_t reduce = {.kind = HCOMM_STEP_REDUCE,
                            .flags = r == n - 1 ? static_cast<uint32_t>(HCOMM_STEP_FINAL) : 0u,
-                           .src = r == 1 ? at(HCOMM_BUF_SCRATCH, 0) : at(HCOMM_BUF_RECV, 0),
-                           .src2 = at(HCOMM_BUF_SCRATCH, r * b),
+                           .src = r == 1 ? input(0) : at(HCOMM_BUF_RECV, 0),
+                           .src2 = input(r),
                            .dst = at(HCOMM_BUF_RECV, 0),
                            .bytes = b,
                            .nchunks = 1};
-    // The first also waits for the copy of this rank's input (in place, it
-    // overwrites it), which stands for this rank's own arrival.
     if (r == 1) {
-      wait_whole(reduce, copied);
-      if (arrived[0] != copied) wait_whole(reduce, arrived[0]);
+      // In place, RECV is SEND, which the copy reads (or with 2 ranks, the signal).
+      if (call.args.in_place) wait_whole(reduce, copy_own ? copied : signalled);
+      wait_for_step(reduce, arrived[0], false);
     }
-    if (arrived[r] != copied) wait_whole(reduce, arrived[r]);
-    if (previous >= 0) wait_whole(reduce, previous);
+    wait_for_step(reduce, arrived[r], false);
+    wait_for_step(reduce, previous, false);
     previous = out.add(reduce);
   }
 }
