@@ -284,16 +284,19 @@ bool Communicator::Key::operator==(const Key& o) const {
 
 // Spans into the caller's arrays: a lookup allocates nothing.
 Communicator::Key Communicator::key_of(const hcomm_coll_args_t& a) const {
-  Key key{.fixed = {a.coll, a.count, a.dtype, a.op, a.root, a.in_place, a.mem_kind}, .layout = {}};
-  for (size_t i = 0; i < kLayoutFields.size(); ++i)
-    if (const size_t* array = a.*kLayoutFields[i]) key.layout[i] = {array, static_cast<size_t>(size_)};
-  return key;
+  // Every field given: zeroing the key first took a string instruction that
+  // cost more than the rest of the lookup.
+  const auto span = [&](size_t i) {
+    const size_t* array = a.*kLayoutFields[i];
+    return array ? std::span<const size_t>(array, static_cast<size_t>(size_)) : std::span<const size_t>();
+  };
+  return Key{.fixed = {a.coll, a.count, a.dtype, a.op, a.root, a.in_place, a.mem_kind},
+             .layout = {span(0), span(1), span(2), span(3)}};
 }
 
-std::shared_ptr<const exec::Schedule> Communicator::schedule_for(const hcomm_coll_args_t& args) {
+const std::shared_ptr<const exec::Schedule>& Communicator::schedule_for(const hcomm_coll_args_t& args) {
   Key key = key_of(args);
-  if (last_entry_ && key == last_key_)
-    return std::shared_ptr<const exec::Schedule>(last_entry_, last_entry_->schedule.get());
+  if (last_schedule_ && key == last_key_) return last_schedule_;
   auto it = schedules_.find(key);
   if (it == schedules_.end()) {
     // The stored key and the schedule's args point into the entry's copies.
@@ -312,12 +315,12 @@ std::shared_ptr<const exec::Schedule> Communicator::schedule_for(const hcomm_col
     it = schedules_.emplace(key, std::move(entry)).first;
   }
   last_key_ = it->first;
-  last_entry_ = it->second;
   // Shares the entry, so that the arrays live as long as the schedule is used.
-  return std::shared_ptr<const exec::Schedule>(it->second, it->second->schedule.get());
+  last_schedule_ = std::shared_ptr<const exec::Schedule>(it->second, it->second->schedule.get());
+  return last_schedule_;
 }
 
-std::shared_ptr<const exec::Schedule> Communicator::p2p_schedule_for(bool send, const hcomm_coll_args_t& args) {
+const std::shared_ptr<const exec::Schedule>& Communicator::p2p_schedule_for(bool send, const hcomm_coll_args_t& args) {
   auto& schedule = p2p_schedules_[{send, args.root, args.count, args.dtype}];
   if (!schedule) schedule = p2p_builders_[send ? 0 : 1]->build(args);
   return schedule;
@@ -327,7 +330,7 @@ void Communicator::force_algorithm(hcomm_coll_t coll, const std::string& algorit
   selector_->force(coll, algorithm);
   // Schedules of the earlier choice go; operations in flight keep theirs.
   std::erase_if(schedules_, [&](const auto& entry) { return std::get<0>(entry.first.fixed) == coll; });
-  last_entry_.reset();
+  last_schedule_.reset();
 }
 
 const hcomm_algorithm_desc_t* Communicator::query_algorithm(const hcomm_coll_args_t& args) const {
@@ -355,11 +358,11 @@ std::vector<uint8_t>* Communicator::acquire_scratch(uint64_t bytes) {
 // call) leave the communicator usable.
 exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* send, void* recv) {
   check_usable();
-  auto schedule = schedule_for(args);
+  const auto& schedule = schedule_for(args);
   std::vector<uint8_t>* scratch = schedule->scratch_bytes ? acquire_scratch(schedule->scratch_bytes) : nullptr;
   exec::Buffers buffers{send, recv, scratch ? scratch->data() : nullptr};
   const uint32_t seq = seq_++;
-  return launch(std::move(schedule), buffers, seq, exec::collective_tag_base(seq), scratch, std::nullopt);
+  return launch(schedule, buffers, seq, exec::collective_tag_base(seq), scratch, std::nullopt);
 }
 
 exec::Operation* Communicator::send(const hcomm_coll_args_t& args, const void* buf, int tag) {
@@ -372,18 +375,25 @@ exec::Operation* Communicator::recv(const hcomm_coll_args_t& args, void* buf, in
 
 exec::Operation* Communicator::start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag) {
   check_usable();
-  auto schedule = p2p_schedule_for(send, args);
+  const auto& schedule = p2p_schedule_for(send, args);
   const uint32_t number = (send ? sent_ : received_)[{args.root, tag}]++;
   const P2P call{.send = send, .peer = args.root, .tag = tag, .number = number, .count = args.count};
-  return launch(std::move(schedule), buffers, number, exec::p2p_tag_base(tag, number), nullptr, call);
+  return launch(schedule, buffers, number, exec::p2p_tag_base(tag, number), nullptr, call);
 }
 
-exec::Operation* Communicator::launch(std::shared_ptr<const exec::Schedule> schedule, exec::Buffers buffers,
+exec::Operation* Communicator::launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers,
                                       uint32_t seq, uint64_t tag_base, std::vector<uint8_t>* scratch,
                                       std::optional<P2P> p2p) {
   if (idle_.empty()) idle_.emplace_back();
   Running& entry = idle_.front();
-  exec::Operation* op = &entry.op.emplace(std::move(schedule), buffers, seq, tag_base, size_);
+  // An idle entry keeps its last operation, to run again for a call of the same schedule.
+  exec::Operation* op = nullptr;
+  if (entry.op && entry.op->schedule() == schedule.get()) {
+    op = &*entry.op;
+    op->restart(buffers, seq, tag_base);
+  } else {
+    op = &entry.op.emplace(schedule, buffers, seq, tag_base, size_);
+  }
   entry.scratch = scratch;
   entry.p2p = p2p;
   running_.splice(running_.end(), idle_, idle_.begin());
@@ -436,7 +446,7 @@ void Communicator::release(exec::Operation* op) {
   auto it = find(op);
   if (it == running_.end()) return;
   if (it->scratch) free_scratch_.push_back(it->scratch);
-  it->op.reset();
+  if (!it->op->done()) it->op.reset();  // a mapped call that began holds the communicator's turn
   idle_.splice(idle_.begin(), running_, it);
 }
 

@@ -95,7 +95,7 @@ class Communicator {
     std::shared_ptr<const exec::Schedule> schedule;
   };
 
-  exec::Operation* launch(std::shared_ptr<const exec::Schedule> schedule, exec::Buffers buffers, uint32_t seq,
+  exec::Operation* launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers, uint32_t seq,
                           uint64_t tag_base, std::vector<uint8_t>* scratch, std::optional<P2P> p2p);
   exec::Operation* start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag);
   void progress_all();
@@ -107,8 +107,8 @@ class Communicator {
   [[noreturn]] void fail(const Error& e);
   [[noreturn]] void blame_oldest(const Error& e);
   Key key_of(const hcomm_coll_args_t& args) const;
-  std::shared_ptr<const exec::Schedule> schedule_for(const hcomm_coll_args_t& args);
-  std::shared_ptr<const exec::Schedule> p2p_schedule_for(bool send, const hcomm_coll_args_t& args);
+  const std::shared_ptr<const exec::Schedule>& schedule_for(const hcomm_coll_args_t& args);
+  const std::shared_ptr<const exec::Schedule>& p2p_schedule_for(bool send, const hcomm_coll_args_t& args);
   std::vector<uint8_t>* acquire_scratch(uint64_t bytes);
 
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
@@ -123,9 +123,11 @@ class Communicator {
   // own one-step algorithms: [0] sends, [1] receives.
   std::array<std::unique_ptr<algorithm::Selector>, 2> p2p_builders_;
   std::map<Key, std::shared_ptr<Cached>, KeyLess> schedules_;
-  // The last call's entry and its key: a repeated call skips the map.
-  std::shared_ptr<Cached> last_entry_;
+  // The last call's key and schedule, which shares its entry: a call like
+  // the one before (a training loop's) looks nothing up and counts no
+  // references.
   Key last_key_;
+  std::shared_ptr<const exec::Schedule> last_schedule_;
   // (send, peer, count, dtype) -> the one-step schedule.
   std::map<std::tuple<bool, int, size_t, int>, std::shared_ptr<const exec::Schedule>> p2p_schedules_;
   // Messages so far per (peer, tag), sent and received.

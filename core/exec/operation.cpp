@@ -80,6 +80,16 @@ Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, 
 
 Operation::~Operation() { schedule_->pool.give(std::move(state_)); }
 
+void Operation::restart(Buffers buffers, uint32_t seq, uint64_t tag_base) {
+  if (!done() || mapped_.running())
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "%s restarted before its last run ended", describe().c_str());
+  buffers_ = buffers;
+  seq_ = seq;
+  tag_base_ = tag_base;
+  events_ = 0;
+  state_->reset(*schedule_);
+}
+
 const char* Operation::collective() const { return algorithm::coll_name(schedule_->args.coll); }
 
 uint8_t* Operation::resolve(const hcomm_bufref_t& ref) const {

@@ -63,6 +63,9 @@ class Operation {
   // receives, so the two never meet.
   Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base, int nranks);
   ~Operation();
+  // The same schedule again, as a new call; the last run must be done.
+  void restart(Buffers buffers, uint32_t seq, uint64_t tag_base);
+  const Schedule* schedule() const { return schedule_.get(); }
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 
