@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <vector>
 
 #include "../payload.hpp"
 #include "../transfers.hpp"
@@ -56,11 +57,24 @@ void check_error(const std::string& what, hcomm_result_t status, const std::stri
 
 // The last rank dies with SIGKILL while every other rank has a receive posted
 // from it and a send to it in flight; each survivor must see HCOMM_ERR_REMOTE
-// on them within kDetectLimit, with a text that names the rank.
+// on them within kDetectLimit, with a text that names the rank. A message
+// each way first sets the connections up, so that the death comes in the
+// middle of a transfer rather than of a connection's set-up (where UCX 1.13
+// aborts the survivor on an assertion in its wire-up).
 void run_peer_death(RankContext& ctx) {
   RankTransport& s = ctx.transport;
   int victim = ctx.nranks - 1;
   s.start();
+  {
+    TransferSet hello(s);
+    std::vector<uint64_t> out(ctx.nranks, 1), in(ctx.nranks, 0);
+    for (int peer = 0; peer < ctx.nranks; ++peer) {
+      if (peer == ctx.rank || (ctx.rank != victim && peer != victim)) continue;
+      hello.recv(peer, &in[peer], sizeof in[peer], kTag + 1, sizeof in[peer]);
+      hello.send(peer, &out[peer], sizeof out[peer], kTag + 1);
+    }
+    hello.complete();
+  }
   if (ctx.rank == victim) die(s);
 
   TransferSet set(s);
