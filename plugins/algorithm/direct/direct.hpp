@@ -1,7 +1,8 @@
 // The direct algorithms: every rank reads its peers' data where the host
 // maps it (HCOMM_VIEW_MAPPED), with no messages: "one_shot" (each rank
-// reduces every input itself) and "two_shot" (each rank reduces a 1/n slice,
-// then gathers the others' slices). Both decline without mapped memory.
+// reads every other rank's part itself: allreduce, broadcast, barrier) and
+// "two_shot" (each rank reduces a 1/n slice, then gathers the others'
+// slices). Both decline without mapped memory.
 #pragma once
 
 #include <climits>
@@ -12,15 +13,17 @@
 
 namespace hcomm::algo {
 
-extern const hcomm_algorithm_desc_t kOneShotAllreduce;
+extern const hcomm_algorithm_desc_t kOneShot;
 extern const hcomm_algorithm_desc_t kTwoShotAllreduce;
 
-// A direct allreduce: host memory that the ranks map, 2 ranks or more.
-constexpr hcomm_algorithm_desc_t direct_allreduce(const char* name, decltype(hcomm_algorithm_desc_t::cost) cost,
+// A direct algorithm of collectives `colls` (a mask of 1 << hcomm_coll_t):
+// host memory that the ranks map, 2 ranks or more.
+constexpr hcomm_algorithm_desc_t direct_algorithm(const char* name, uint32_t colls,
+                                                  decltype(hcomm_algorithm_desc_t::cost) cost,
                                                   decltype(hcomm_algorithm_desc_t::build) build) {
   return {.size = sizeof(hcomm_algorithm_desc_t),
           .name = name,
-          .colls = 1u << HCOMM_COLL_ALLREDUCE,
+          .colls = colls,
           .mem_kinds = HCOMM_MEM_HOST,
           .min_bytes = 0,
           .max_bytes = UINT64_MAX,

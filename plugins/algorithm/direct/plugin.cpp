@@ -11,6 +11,6 @@
 
 extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* hcomm_plugin_v1(void) {
   using namespace hcomm::algo;
-  static const hcomm_algorithm_desc_t* const algorithms[] = {&kOneShotAllreduce, &kTwoShotAllreduce};
+  static const hcomm_algorithm_desc_t* const algorithms[] = {&kOneShot, &kTwoShotAllreduce};
   return plugin_header("direct", HCOMM_ALGORITHM_VERSION, algorithms, std::size(algorithms));
 }

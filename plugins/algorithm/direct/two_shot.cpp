@@ -94,6 +94,7 @@ hcomm_result_t two_shot_build(const hcomm_coll_args_t* args, const hcomm_comm_vi
 
 }  // namespace
 
-constinit const hcomm_algorithm_desc_t kTwoShotAllreduce = direct_allreduce("two_shot", two_shot_cost, two_shot_build);
+constinit const hcomm_algorithm_desc_t kTwoShotAllreduce =
+    direct_algorithm("two_shot", 1u << HCOMM_COLL_ALLREDUCE, two_shot_cost, two_shot_build);
 
 }  // namespace hcomm::algo
