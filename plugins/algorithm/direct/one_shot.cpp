@@ -1,7 +1,8 @@
 // One-shot: every rank reads what it needs of every other rank itself, after
 // one synchronisation. Allreduce: every rank reduces every input in rank
 // order, so all compute the same bits. Broadcast: every rank reads the
-// root's data. Barrier: every rank sees every other's flag.
+// root's data; allgather: every other rank's block. Barrier: every rank sees
+// every other's flag.
 // The smallest data travel with the signals; small data go through the
 // windows (an allreduce's in pieces when larger than a window); larger data,
 // where ranks may copy from each other's buffers (HCOMM_VIEW_PEER_BUFFERS),
@@ -11,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/layout.hpp"
 #include "common/services.hpp"
 #include "direct.hpp"
 #include "mapped_steps.hpp"
@@ -111,58 +113,86 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
   wait_all(direct.call, out, kInputReady, -1);
 }
 
-// A broadcast travels in the root's signals, or through its window up to
-// kBroadcastWindowBytes; from 2 KiB on the message algorithms are ahead (2
-// ranks over shm: 2 KiB 1.8 us against k-nomial's 1.4, 8 KiB 4.1 against
-// 2.5 us reading the root's buffer directly), so one_shot leaves them those.
-constexpr uint64_t kBroadcastWindowBytes = 1024;
-bool broadcast_inline(const hcomm_comm_view_t& view, uint64_t bytes) {
+// A broadcast's data, or an allgather's block, travel in the signals (up to
+// 56 bytes) or through the windows up to kWindowPathBytes. Beyond, the
+// message algorithms are ahead (2 ranks over shm: a 2 KiB broadcast 1.8 us
+// against k-nomial's 1.4; 8 KiB 4.1 against 2.5 us reading the root's
+// buffer directly), so one_shot leaves them those.
+constexpr uint64_t kWindowPathBytes = 1024;
+bool in_signals(const hcomm_comm_view_t& view, uint64_t bytes) {
   return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES;
 }
-bool broadcast_served(const hcomm_comm_view_t& view, uint64_t bytes) {
-  return broadcast_inline(view, bytes) || bytes <= std::min(kBroadcastWindowBytes, view.window_bytes);
+bool small_served(const hcomm_comm_view_t& view, uint64_t bytes) {
+  return in_signals(view, bytes) || bytes <= std::min(kWindowPathBytes, view.window_bytes);
+}
+void check_small(const DirectCall& direct, uint64_t bytes) {
+  if (!small_served(direct.view, bytes))
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "%s: %llu bytes per rank are left to the message algorithms "
+                       "(one_shot serves up to %llu)", direct.call.algorithm, static_cast<unsigned long long>(bytes),
+                       static_cast<unsigned long long>(std::min(kWindowPathBytes, direct.view.window_bytes)));
 }
 
-// Every other rank reads the root's data where the root put it: in its
-// signals, or in its window, which the core keeps the root from writing
-// again until every rank finished this call.
+// This rank's `bytes` at SEND made readable by every peer: in its signals,
+// or copied into its window and announced.
+void publish(const DirectCall& direct, uint64_t bytes, ScheduleWriter& out) {
+  const Call& call = direct.call;
+  if (in_signals(direct.view, bytes)) {
+    for (int p = 0; p < call.nranks; ++p)
+      if (p != call.rank)
+        out.add({.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = at(HCOMM_BUF_SEND, 0),
+                 .bytes = bytes, .nchunks = 1});
+    return;
+  }
+  const int32_t copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
+                                  .dst = at(HCOMM_BUF_WINDOW, 0), .bytes = bytes, .nchunks = 1});
+  signal_all(call, out, kInputReady, copied);
+}
+
+// What rank `from` published, into `dst`: from its signal, or loaded from
+// its window after it.
+void take(const DirectCall& direct, int from, uint64_t bytes, hcomm_bufref_t dst, ScheduleWriter& out) {
+  if (in_signals(direct.view, bytes)) {
+    out.add({.kind = HCOMM_STEP_WAIT, .peer = from, .match = kInputReady, .dst = dst, .bytes = bytes, .nchunks = 1});
+    return;
+  }
+  hcomm_step_t load = read_step(direct.call, from, at(HCOMM_BUF_WINDOW, 0), dst, bytes, 1, false, false);
+  wait_whole(load, wait_for(out, from, kInputReady, -1));
+  out.add(load);
+}
+
+// The root publishes; every other rank takes it into RECV. Through the
+// windows, the core keeps the root from writing its half again until every
+// rank finished this call.
 void build_broadcast(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   check_root(call);
-  const int root = call.args.root;
-  const uint64_t b = call.bytes;
+  if (call.bytes == 0) return;
+  check_small(direct, call.bytes);
+  if (call.rank != call.args.root) return take(direct, call.args.root, call.bytes, at(HCOMM_BUF_RECV, 0), out);
+  publish(direct, call.bytes, out);
+  copy_input_to_output(call, out);
+}
+
+// Every rank publishes its block and takes every other one into its place.
+void build_allgather(const DirectCall& direct, ScheduleWriter& out) {
+  const Call& call = direct.call;
+  const BlockLayout blocks = BlockLayout::recv(call.args, call.nranks);
+  const uint64_t b = blocks.bytes(call.rank);
   if (b == 0) return;
-  if (!broadcast_served(direct.view, b))
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "%s: broadcasts of %llu bytes are left to the message algorithms "
-                       "(one_shot serves up to %llu)", call.algorithm, static_cast<unsigned long long>(b),
-                       static_cast<unsigned long long>(std::min(kBroadcastWindowBytes, direct.view.window_bytes)));
-  const bool in_signals = broadcast_inline(direct.view, b);
-  if (call.rank == root) {
-    if (in_signals) {
-      for (int p = 0; p < call.nranks; ++p)
-        if (p != root)
-          out.add({.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = at(HCOMM_BUF_SEND, 0),
-                   .bytes = b, .nchunks = 1});
-    } else {
-      const int32_t copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
-                                      .dst = at(HCOMM_BUF_WINDOW, 0), .bytes = b, .nchunks = 1});
-      signal_all(call, out, kInputReady, copied);
-    }
-    copy_input_to_output(call, out);
-  } else if (in_signals) {
-    out.add({.kind = HCOMM_STEP_WAIT, .peer = root, .match = kInputReady, .dst = at(HCOMM_BUF_RECV, 0), .bytes = b,
-             .nchunks = 1});
-  } else {
-    hcomm_step_t load = read_step(call, root, at(HCOMM_BUF_WINDOW, 0), at(HCOMM_BUF_RECV, 0), b, 1, false, false);
-    wait_whole(load, wait_for(out, root, kInputReady, -1));
-    out.add(load);
-  }
+  check_small(direct, b);
+  publish(direct, b, out);
+  if (!call.args.in_place)
+    out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
+             .dst = at(HCOMM_BUF_RECV, blocks.offset(call.rank)), .bytes = b, .nchunks = 1});
+  for (int p = 0; p < call.nranks; ++p)
+    if (p != call.rank) take(direct, p, b, at(HCOMM_BUF_RECV, blocks.offset(p)), out);
 }
 
 void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
   switch (direct.call.args.coll) {
     case HCOMM_COLL_BARRIER: build_barrier(direct, out); break;
     case HCOMM_COLL_BROADCAST: build_broadcast(direct, out); break;
+    case HCOMM_COLL_ALLGATHER: build_allgather(direct, out); break;
     default: build_allreduce(direct, out); break;
   }
 }
@@ -170,7 +200,7 @@ void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
 // Allreduce: a load of every input and n - 1 reductions of it, plus a copy
 // into the window and a synchronisation or two per piece. Barrier: a flag
 // seen, plus a line per peer. Broadcast: a flag seen, and through the window
-// the data copied in and loaded.
+// the data copied in and loaded. Allgather: the same for every block.
 double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* view) {
   if (!(view->flags & HCOMM_VIEW_MAPPED)) return std::numeric_limits<double>::infinity();
   const uint64_t bytes = static_cast<uint64_t>(args->count) * args->dtype_size;
@@ -178,9 +208,10 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const hcomm_link_model_t& m = view->mapped;
   if (args->coll == HCOMM_COLL_BARRIER)
     return m.alpha_us + (view->nranks - 1) * kFlagLineBytes * m.beta_us_per_byte;
-  if (args->coll == HCOMM_COLL_BROADCAST) {
-    if (!broadcast_served(*view, bytes)) return std::numeric_limits<double>::infinity();
-    return m.alpha_us + (broadcast_inline(*view, bytes) ? 0.0 : 2 * b * m.beta_us_per_byte);
+  if (args->coll == HCOMM_COLL_BROADCAST || args->coll == HCOMM_COLL_ALLGATHER) {
+    if (!small_served(*view, bytes)) return std::numeric_limits<double>::infinity();
+    const double loaded = args->coll == HCOMM_COLL_ALLGATHER ? view->nranks : 2;  // copied in, and each block out
+    return m.alpha_us + (in_signals(*view, bytes) ? 0.0 : loaded * b * m.beta_us_per_byte);
   }
   const bool direct = reads_peer_buffers(*view, bytes);
   const double pieces =
@@ -191,8 +222,8 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
          (view->nranks - 1) * b * m.gamma_us_per_byte;
 }
 
-constexpr uint32_t kOneShotColls =
-    (1u << HCOMM_COLL_ALLREDUCE) | (1u << HCOMM_COLL_BROADCAST) | (1u << HCOMM_COLL_BARRIER);
+constexpr uint32_t kOneShotColls = (1u << HCOMM_COLL_ALLREDUCE) | (1u << HCOMM_COLL_BROADCAST) |
+                                   (1u << HCOMM_COLL_ALLGATHER) | (1u << HCOMM_COLL_BARRIER);
 
 // The call's collective where one_shot serves it; else allreduce, which the
 // argument checks then find the call is not.
