@@ -215,6 +215,7 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
                          .intra = peers_->intra_model(),
                          .inter = peers_->inter_model()};
   peers_->describe_mapped(view);
+  if (oversubscribed_) view.flags |= HCOMM_VIEW_OVERSUBSCRIBED;
   view = algorithm::tuned_view(view);
   const uint64_t chunk_bytes = config_.chunk_bytes;
   selector_ = std::make_unique<algorithm::Selector>(view, algorithm::parse_tune(settings::get_string("HCOMM_TUNE")),

@@ -492,6 +492,29 @@ TEST(ExecutorMapped, DirectAllreducesRunInOrderUnlessInPieces) {
         }
 }
 
+// The selector's choice for small calls on one host: one_shot, except for
+// the rooted collectives on more ranks than cores (HCOMM_VIEW_OVERSUBSCRIBED),
+// where their ranks that run ahead would hold the CPUs the others need.
+TEST(ExecutorMapped, RootedOneShotIsLeftToOthersOnMoreRanksThanCores) {
+  for (bool oversubscribed : {false, true})
+    for (hcomm_coll_t coll : {HCOMM_COLL_ALLREDUCE, HCOMM_COLL_BROADCAST, HCOMM_COLL_REDUCE, HCOMM_COLL_ALLGATHER,
+                              HCOMM_COLL_BARRIER}) {
+      const uint32_t flags = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD |
+                             (oversubscribed ? uint32_t{HCOMM_VIEW_OVERSUBSCRIBED} : 0u);
+      hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = 4, .link = {2, 1e-4, 1e-5}, .flags = flags,
+                             .window_bytes = 1 << 20, .mapped = {0.2, 1e-4, 1e-5}};
+      algorithm::Selector sel(view, algorithm::parse_tune(""), algorithm::registry(), 1 << 20);
+      hcomm_coll_args_t args{.size = sizeof args, .coll = coll, .count = coll == HCOMM_COLL_BARRIER ? 0u : 2u,
+                             .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+      const bool rooted = coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE;
+      const std::string chosen = sel.build(args)->algorithm;
+      if (oversubscribed && rooted)
+        EXPECT_NE(chosen, "one_shot") << "collective " << coll;
+      else
+        EXPECT_EQ(chosen, "one_shot") << "collective " << coll << (oversubscribed ? ", oversubscribed" : "");
+    }
+}
+
 // A signal that waits for nothing is raised while a WAIT before it is still
 // open: each rank waits for the other's signal, which comes after its wait.
 TEST(ExecutorMapped, SignalAfterAnOpenWaitIsRaisedAtOnce) {

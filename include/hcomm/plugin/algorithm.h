@@ -1,6 +1,8 @@
-/* HComm algorithm plugin interface, ABI 1.3 (1.1 added the variable-size
+/* HComm algorithm plugin interface, ABI 1.5 (1.1 added the variable-size
  * collectives' counts, the mapped-memory steps and the view's window; 1.2
- * the view's hosts; 1.3 signals that carry a small payload).
+ * the view's hosts; 1.3 signals that carry a small payload; 1.4 a step flag
+ * for results nothing reads again; 1.5 a view flag for more ranks than
+ * cores).
  *
  * An algorithm turns one collective call into a schedule for this rank: a
  * list of steps, each naming a peer, buffer slices and the steps it waits for.
@@ -74,7 +76,10 @@ typedef enum hcomm_view_flags {
    * with one copy (cross-memory attach) otherwise. */
   HCOMM_VIEW_PEER_BUFFERS = 1u << 1,
   /* ABI 1.3: SIGNAL and WAIT may carry a payload (HCOMM_SIGNAL_PAYLOAD_BYTES). */
-  HCOMM_VIEW_SIGNAL_PAYLOAD = 1u << 2
+  HCOMM_VIEW_SIGNAL_PAYLOAD = 1u << 2,
+  /* ABI 1.5: this host's ranks outnumber its cores, so a rank that waits
+   * may hold the CPU a peer needs to get on. */
+  HCOMM_VIEW_OVERSUBSCRIBED = 1u << 3
 } hcomm_view_flags_t;
 
 /* A read-only view of the communicator. */

@@ -1,8 +1,8 @@
 // One-shot: every rank reads what it needs of every other rank itself, after
 // one synchronisation. Allreduce: every rank reduces every input in rank
-// order, so all compute the same bits. Broadcast: every rank reads the
-// root's data; allgather: every other rank's block. Barrier: every rank sees
-// every other's flag.
+// order, so all compute the same bits; reduce: the root alone does.
+// Broadcast: every rank reads the root's data; allgather: every other rank's
+// block. Barrier: every rank sees every other's flag.
 // The smallest data travel with the signals; small data go through the
 // windows (an allreduce's in pieces when larger than a window); larger data,
 // where ranks may copy from each other's buffers (HCOMM_VIEW_PEER_BUFFERS),
@@ -48,14 +48,20 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
 
 // A message that fits in a flag's line travels in it (where the core carries
 // payloads: HCOMM_VIEW_SIGNAL_PAYLOAD): every rank signals its input to every
-// peer and reduces the inputs in rank order once they are here. Peers' inputs
+// peer and reduces the inputs in rank order once they are here; to a reduce's
+// root only (`root`; -1 for an allreduce), which alone reduces. Peers' inputs
 // land in scratch, one slot per rank. This rank's own is read from SEND, or
 // from its slot where the first reduction into RECV would overwrite it before
 // its turn (in place, with more than 2 ranks).
-void build_inline(const DirectCall& direct, ScheduleWriter& out) {
+void build_inline(const DirectCall& direct, ScheduleWriter& out, int root) {
   const Call& call = direct.call;
   const uint64_t b = call.bytes;
   const int n = call.nranks, me = call.rank;
+  if (root >= 0 && me != root) {
+    out.add({.kind = HCOMM_STEP_SIGNAL, .peer = root, .match = kInputReady, .src = at(HCOMM_BUF_SEND, 0),
+             .bytes = b, .nchunks = 1});
+    return;
+  }
   direct.builder.need_scratch(&direct.builder, b * static_cast<uint64_t>(n));
   const auto slot = [b](int r) { return at(HCOMM_BUF_SCRATCH, r * b); };
   const bool copy_own = call.args.in_place && n > 2;
@@ -65,7 +71,7 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out) {
     copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = own, .bytes = b, .nchunks = 1});
   std::vector<int32_t> arrived(n, copied);
   int32_t signalled = -1;
-  for (int p = 0; p < n; ++p) {
+  for (int p = 0; p < n && root < 0; ++p) {
     if (p == me) continue;
     hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = own, .bytes = b,
                            .nchunks = 1};
@@ -88,7 +94,7 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out) {
                            .nchunks = 1};
     if (r == 1) {
       // In place, RECV is SEND, which the copy reads (or with 2 ranks, the signal).
-      if (call.args.in_place) wait_whole(reduce, copy_own ? copied : signalled);
+      if (call.args.in_place) wait_for_step(reduce, copy_own ? copied : signalled, false);
       wait_for_step(reduce, arrived[0], false);
     }
     wait_for_step(reduce, arrived[r], false);
@@ -100,7 +106,7 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out) {
 void build_allreduce(const DirectCall& direct, ScheduleWriter& out) {
   if (direct.call.bytes == 0) return;
   if ((direct.view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && direct.call.bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES)
-    build_inline(direct, out);
+    build_inline(direct, out, -1);
   else if (reads_peer_buffers(direct.view, direct.call.bytes))
     build_from_peer_buffers(direct, out);
   else
@@ -113,23 +119,38 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
   wait_all(direct.call, out, kInputReady, -1);
 }
 
-// A broadcast's data, or an allgather's block, travel in the signals (up to
-// 56 bytes) or through the windows up to kWindowPathBytes. Beyond, the
-// message algorithms are ahead (2 ranks over shm: a 2 KiB broadcast 1.8 us
-// against k-nomial's 1.4; 8 KiB 4.1 against 2.5 us reading the root's
-// buffer directly), so one_shot leaves them those.
+// A broadcast's data, a reduce's input or an allgather's block travel in
+// the signals (up to 56 bytes) or through the windows up to
+// kWindowPathBytes. Beyond, the message algorithms are ahead (2 ranks over
+// shm: a 2 KiB broadcast 1.8 us against k-nomial's 1.4; 8 KiB 4.1 against
+// 2.5 us reading the root's buffer directly), so one_shot leaves them those.
+// So it does the rooted collectives (broadcast, reduce) on more ranks than
+// cores: their ranks need not wait for each other, so some run ahead, and
+// their waits for the others to finish hold the CPUs the others need (4
+// ranks on 2 cores: an 8-byte broadcast 3.2 us against binomial's 1.4, a
+// reduce 3.4 against 1.6). A reduce's root loads every input after its
+// signal and reduces them, which the message algorithms pipeline better from
+// 512 bytes (2 ranks: 512 B 1.30 us against 1.12; 256 B 1.09 against 1.07).
 constexpr uint64_t kWindowPathBytes = 1024;
+constexpr uint64_t kReduceWindowBytes = 256;
+uint64_t window_limit(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
+  return std::min(coll == HCOMM_COLL_REDUCE ? kReduceWindowBytes : kWindowPathBytes, view.window_bytes);
+}
 bool in_signals(const hcomm_comm_view_t& view, uint64_t bytes) {
   return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES;
 }
-bool small_served(const hcomm_comm_view_t& view, uint64_t bytes) {
-  return in_signals(view, bytes) || bytes <= std::min(kWindowPathBytes, view.window_bytes);
+bool small_served(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
+  const bool rooted = coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE;
+  if (rooted && (view.flags & HCOMM_VIEW_OVERSUBSCRIBED)) return false;
+  return in_signals(view, bytes) || bytes <= window_limit(view, coll);
 }
 void check_small(const DirectCall& direct, uint64_t bytes) {
-  if (!small_served(direct.view, bytes))
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "%s: %llu bytes per rank are left to the message algorithms "
-                       "(one_shot serves up to %llu)", direct.call.algorithm, static_cast<unsigned long long>(bytes),
-                       static_cast<unsigned long long>(std::min(kWindowPathBytes, direct.view.window_bytes)));
+  const hcomm_coll_t coll = direct.call.args.coll;
+  if (!small_served(direct.view, coll, bytes))
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "%s: %llu bytes per rank are left to the message algorithms (one_shot "
+                       "serves up to %llu, and no rooted collective on more ranks than cores)", direct.call.algorithm,
+                       static_cast<unsigned long long>(bytes),
+                       static_cast<unsigned long long>(window_limit(direct.view, coll)));
 }
 
 // This rank's `bytes` at SEND made readable by every peer: in its signals,
@@ -173,6 +194,27 @@ void build_broadcast(const DirectCall& direct, ScheduleWriter& out) {
   copy_input_to_output(call, out);
 }
 
+// Every other rank's input to the root, which reduces them all in rank
+// order: in the signals, or from the windows (the root's own copied into its
+// window too, for the shared reduction to read it there).
+void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
+  const Call& call = direct.call;
+  check_root(call);
+  const int root = call.args.root;
+  if (call.bytes == 0) return;
+  check_small(direct, call.bytes);
+  if (in_signals(direct.view, call.bytes)) return build_inline(direct, out, root);
+  const int32_t copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
+                                  .dst = at(HCOMM_BUF_WINDOW, 0), .bytes = call.bytes, .nchunks = 1});
+  if (call.rank == root) {
+    reduce_from_all(call, out, at(HCOMM_BUF_WINDOW, 0), at(HCOMM_BUF_RECV, 0), call.bytes, copied, true);
+    return;
+  }
+  hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = root, .match = kInputReady, .nchunks = 1};
+  wait_whole(signal, copied);
+  out.add(signal);
+}
+
 // Every rank publishes its block and takes every other one into its place.
 void build_allgather(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
@@ -193,12 +235,14 @@ void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
     case HCOMM_COLL_BARRIER: build_barrier(direct, out); break;
     case HCOMM_COLL_BROADCAST: build_broadcast(direct, out); break;
     case HCOMM_COLL_ALLGATHER: build_allgather(direct, out); break;
+    case HCOMM_COLL_REDUCE: build_reduce(direct, out); break;
     default: build_allreduce(direct, out); break;
   }
 }
 
 // Allreduce: a load of every input and n - 1 reductions of it, plus a copy
-// into the window and a synchronisation or two per piece. Barrier: a flag
+// into the window and a synchronisation or two per piece; reduce, up to
+// 1 KiB, the same on the root only. Barrier: a flag
 // seen, plus a line per peer. Broadcast: a flag seen, and through the window
 // the data copied in and loaded. Allgather: the same for every block.
 double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* view) {
@@ -208,8 +252,13 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const hcomm_link_model_t& m = view->mapped;
   if (args->coll == HCOMM_COLL_BARRIER)
     return m.alpha_us + (view->nranks - 1) * kFlagLineBytes * m.beta_us_per_byte;
+  if (args->coll == HCOMM_COLL_REDUCE) {
+    if (!small_served(*view, args->coll, bytes)) return std::numeric_limits<double>::infinity();
+    const double loads = in_signals(*view, bytes) ? 0.0 : 1.0 + view->nranks;  // copied in, and each input out
+    return m.alpha_us + loads * b * m.beta_us_per_byte + (view->nranks - 1) * b * m.gamma_us_per_byte;
+  }
   if (args->coll == HCOMM_COLL_BROADCAST || args->coll == HCOMM_COLL_ALLGATHER) {
-    if (!small_served(*view, bytes)) return std::numeric_limits<double>::infinity();
+    if (!small_served(*view, args->coll, bytes)) return std::numeric_limits<double>::infinity();
     const double loaded = args->coll == HCOMM_COLL_ALLGATHER ? view->nranks : 2;  // copied in, and each block out
     return m.alpha_us + (in_signals(*view, bytes) ? 0.0 : loaded * b * m.beta_us_per_byte);
   }
@@ -222,8 +271,9 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
          (view->nranks - 1) * b * m.gamma_us_per_byte;
 }
 
-constexpr uint32_t kOneShotColls = (1u << HCOMM_COLL_ALLREDUCE) | (1u << HCOMM_COLL_BROADCAST) |
-                                   (1u << HCOMM_COLL_ALLGATHER) | (1u << HCOMM_COLL_BARRIER);
+constexpr uint32_t kOneShotColls = (1u << HCOMM_COLL_ALLREDUCE) | (1u << HCOMM_COLL_REDUCE) |
+                                   (1u << HCOMM_COLL_BROADCAST) | (1u << HCOMM_COLL_ALLGATHER) |
+                                   (1u << HCOMM_COLL_BARRIER);
 
 // The call's collective where one_shot serves it; else allreduce, which the
 // argument checks then find the call is not.
