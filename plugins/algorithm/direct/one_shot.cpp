@@ -127,7 +127,7 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
 // So it does the rooted collectives (broadcast, reduce) on more ranks than
 // cores: their ranks need not wait for each other, so some run ahead, and
 // their waits for the others to finish hold the CPUs the others need (4
-// ranks on 2 cores: an 8-byte broadcast 3.2 us against binomial's 1.4, a
+// ranks on 2 cores: an 8-byte broadcast 4.1 us against binomial's 1.4, a
 // reduce 3.4 against 1.6). A reduce's root loads every input after its
 // signal and reduces them, which the message algorithms pipeline better from
 // 512 bytes (2 ranks: 512 B 1.30 us against 1.12; 256 B 1.09 against 1.07).
