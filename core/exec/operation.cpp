@@ -46,10 +46,7 @@ void RunState::reset(const Schedule& s) {
   polled.clear();
   remaining = n;
   cursor = 0;
-  if (s.in_order) {  // runs without queues
-    queue.clear();
-    return;
-  }
+  if (s.in_order) return;  // runs without queues
   chunk_done.assign(s.total_chunks, 0);
   queue.resize(n);
   for (uint32_t i = 0; i < n; ++i) queue[i] = i, steps[i].queued = true;
@@ -302,7 +299,6 @@ bool Operation::advance_in_order() {
     } catch (const Error& e) {
       throw Error(e.code(), context(step) + " failed: " + e.what());
     }
-    ss.started = ss.completed;
     --st.remaining;
   }
   if (mapped_.running()) mapped_.end();

@@ -46,22 +46,20 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   out.add(copy);
 }
 
-// A message that fits in a flag's line travels in it (where the core carries
-// payloads: HCOMM_VIEW_SIGNAL_PAYLOAD): every rank signals its input to every
-// peer and reduces the inputs in rank order once they are here; to a reduce's
-// root only (`root`; -1 for an allreduce), which alone reduces. Peers' inputs
-// land in scratch, one slot per rank. This rank's own is read from SEND, or
-// from its slot where the first reduction into RECV would overwrite it before
-// its turn (in place, with more than 2 ranks).
-void build_inline(const DirectCall& direct, ScheduleWriter& out, int root) {
+bool in_signals(const hcomm_comm_view_t& view, uint64_t bytes) {
+  return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES;
+}
+
+// A message that fits in a flag's line travels in it (in_signals): every
+// rank signals its input to every peer (`to_peers`; a reduce's root signals
+// none) and reduces the inputs in rank order once they are here. Peers'
+// inputs land in scratch, one slot per rank. This rank's own is read from
+// SEND, or from its slot where the first reduction into RECV would overwrite
+// it before its turn (in place, with more than 2 ranks).
+void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) {
   const Call& call = direct.call;
   const uint64_t b = call.bytes;
   const int n = call.nranks, me = call.rank;
-  if (root >= 0 && me != root) {
-    out.add({.kind = HCOMM_STEP_SIGNAL, .peer = root, .match = kInputReady, .src = at(HCOMM_BUF_SEND, 0),
-             .bytes = b, .nchunks = 1});
-    return;
-  }
   direct.builder.need_scratch(&direct.builder, b * static_cast<uint64_t>(n));
   const auto slot = [b](int r) { return at(HCOMM_BUF_SCRATCH, r * b); };
   const bool copy_own = call.args.in_place && n > 2;
@@ -71,7 +69,7 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, int root) {
     copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = own, .bytes = b, .nchunks = 1});
   std::vector<int32_t> arrived(n, copied);
   int32_t signalled = -1;
-  for (int p = 0; p < n && root < 0; ++p) {
+  for (int p = 0; p < n && to_peers; ++p) {
     if (p == me) continue;
     hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = own, .bytes = b,
                            .nchunks = 1};
@@ -105,8 +103,8 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, int root) {
 
 void build_allreduce(const DirectCall& direct, ScheduleWriter& out) {
   if (direct.call.bytes == 0) return;
-  if ((direct.view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && direct.call.bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES)
-    build_inline(direct, out, -1);
+  if (in_signals(direct.view, direct.call.bytes))
+    build_inline(direct, out, true);
   else if (reads_peer_buffers(direct.view, direct.call.bytes))
     build_from_peer_buffers(direct, out);
   else
@@ -136,9 +134,6 @@ constexpr uint64_t kReduceWindowBytes = 256;
 uint64_t window_limit(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
   return std::min(coll == HCOMM_COLL_REDUCE ? kReduceWindowBytes : kWindowPathBytes, view.window_bytes);
 }
-bool in_signals(const hcomm_comm_view_t& view, uint64_t bytes) {
-  return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES;
-}
 bool small_served(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
   const bool rooted = coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE;
   if (rooted && (view.flags & HCOMM_VIEW_OVERSUBSCRIBED)) return false;
@@ -153,20 +148,25 @@ void check_small(const DirectCall& direct, uint64_t bytes) {
                        static_cast<unsigned long long>(window_limit(direct.view, coll)));
 }
 
-// This rank's `bytes` at SEND made readable by every peer: in its signals,
-// or copied into its window and announced.
-void publish(const DirectCall& direct, uint64_t bytes, ScheduleWriter& out) {
+// This rank's `bytes` at SEND made readable by every peer, or by `only`
+// (-1: all): in its signals, or copied into its window and announced.
+void publish(const DirectCall& direct, uint64_t bytes, ScheduleWriter& out, int only = -1) {
   const Call& call = direct.call;
-  if (in_signals(direct.view, bytes)) {
-    for (int p = 0; p < call.nranks; ++p)
-      if (p != call.rank)
-        out.add({.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = at(HCOMM_BUF_SEND, 0),
-                 .bytes = bytes, .nchunks = 1});
-    return;
+  const bool carried = in_signals(direct.view, bytes);
+  const int32_t copied = carried ? -1
+                                 : out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
+                                            .dst = at(HCOMM_BUF_WINDOW, 0), .bytes = bytes, .nchunks = 1});
+  for (int p = 0; p < call.nranks; ++p) {
+    if (p == call.rank || (only >= 0 && p != only)) continue;
+    hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .nchunks = 1};
+    if (carried) {
+      signal.src = at(HCOMM_BUF_SEND, 0);
+      signal.bytes = bytes;
+    } else {
+      wait_whole(signal, copied);
+    }
+    out.add(signal);
   }
-  const int32_t copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
-                                  .dst = at(HCOMM_BUF_WINDOW, 0), .bytes = bytes, .nchunks = 1});
-  signal_all(call, out, kInputReady, copied);
 }
 
 // What rank `from` published, into `dst`: from its signal, or loaded from
@@ -203,16 +203,11 @@ void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
   const int root = call.args.root;
   if (call.bytes == 0) return;
   check_small(direct, call.bytes);
-  if (in_signals(direct.view, call.bytes)) return build_inline(direct, out, root);
+  if (call.rank != root) return publish(direct, call.bytes, out, root);
+  if (in_signals(direct.view, call.bytes)) return build_inline(direct, out, false);
   const int32_t copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
                                   .dst = at(HCOMM_BUF_WINDOW, 0), .bytes = call.bytes, .nchunks = 1});
-  if (call.rank == root) {
-    reduce_from_all(call, out, at(HCOMM_BUF_WINDOW, 0), at(HCOMM_BUF_RECV, 0), call.bytes, copied, true);
-    return;
-  }
-  hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = root, .match = kInputReady, .nchunks = 1};
-  wait_whole(signal, copied);
-  out.add(signal);
+  reduce_from_all(call, out, at(HCOMM_BUF_WINDOW, 0), at(HCOMM_BUF_RECV, 0), call.bytes, copied, true);
 }
 
 // Every rank publishes its block and takes every other one into its place.
@@ -242,9 +237,9 @@ void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
 
 // Allreduce: a load of every input and n - 1 reductions of it, plus a copy
 // into the window and a synchronisation or two per piece; reduce, up to
-// 1 KiB, the same on the root only. Barrier: a flag
-// seen, plus a line per peer. Broadcast: a flag seen, and through the window
-// the data copied in and loaded. Allgather: the same for every block.
+// 256 bytes, the same on the root only. Barrier: a flag seen, plus a line
+// per peer. Broadcast: a flag seen, and through the window the data copied
+// in and loaded. Allgather: the same for every block.
 double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* view) {
   if (!(view->flags & HCOMM_VIEW_MAPPED)) return std::numeric_limits<double>::infinity();
   const uint64_t bytes = static_cast<uint64_t>(args->count) * args->dtype_size;
