@@ -159,6 +159,29 @@ case_sweep_algos() {
   grep -qF "# auto against ring forced: ring serves no size of this sweep" "$WORK/out" || fail "ring for barrier"
 }
 
+# --buffers alloc and register: the mapped buffers' zero-copy paths where the
+# ranks map each other's memory (shm), plain messages where they do not (tcp);
+# every element checked by hcomm-perf, the header and the JSON name the kind.
+case_buffers() {
+  local kind transport coll
+  for kind in alloc register; do
+    for transport in shm tcp; do
+      for coll in allreduce broadcast allgather reduce_scatter; do
+        HCOMM_TRANSPORTS=$transport perf 3 -c "$coll" -r 1 -d int32 -o sum -b 1 -e 300000 -f 9 -w 1 -n 2 \
+          --buffers "$kind" --json "$WORK/rows.json"
+        expect_rc 0
+        expect_rows 6
+        head -1 "$WORK/out" | grep -qE "blocking, buffers (from hcomm_mem_alloc|registered with hcomm_mem_register);" ||
+          fail "the header does not name the buffers of $kind $transport $coll"
+        [ "$(grep -c "\"buffers\": \"$kind\"" "$WORK/rows.json")" -eq 6 ] || fail "JSON buffers of $kind"
+      done
+    done
+  done
+  HCOMM_TRANSPORTS=shm perf 2 -c allreduce -b 8 -e 2M -f 64 -w 1 -n 2 --buffers register --inplace --sweep-algos
+  expect_rc 0
+  [ "$(rows | wc -l)" -eq 4 ] || fail "expected 4 rows of the registered sweep"
+}
+
 # Every rank line of the score map that rank 0 logs once.
 case_score_map() {
   HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO perf 3 -c barrier -w 0 -n 1
@@ -216,6 +239,10 @@ case_bad_arguments() {
   perf 2 --calibrate "$WORK/x.tune" --json "$WORK/x.json"
   expect_rc 2
   grep -qF -- "--calibrate measures the links, not a collective" "$WORK/err" || fail "no message for --calibrate"
+  perf 1 --buffers pinned
+  expect_rc 2
+  grep -qF -- "--buffers 'pinned': expected one of malloc, alloc, register" "$WORK/err" ||
+    fail "no message for --buffers"
   perf 1 --json "$WORK/no-such-folder/rows.json"
   expect_rc 1
   grep -qF -- "--json: cannot write" "$WORK/err" || fail "no message for a bad JSON path"

@@ -45,7 +45,17 @@ TEST(PerfOptions, Defaults) {
   EXPECT_TRUE(o.check);
   EXPECT_TRUE(o.blocking);
   EXPECT_TRUE(o.json_path.empty());
+  EXPECT_EQ(o.buffers, Buffers::Malloc);
   EXPECT_FALSE(o.help);
+}
+
+TEST(PerfOptions, Buffers) {
+  for (const BuffersInfo& info : kBuffers) {
+    EXPECT_EQ(parse({"--buffers", info.name}).buffers, info.buffers);
+    EXPECT_EQ(buffers_info(info.buffers).name, info.name);
+  }
+  EXPECT_EQ(usage_error({"--buffers=pinned"}), "--buffers 'pinned': expected one of malloc, alloc, register");
+  EXPECT_NE(usage_text(kCollectives).find("--buffers KIND"), std::string::npos);
 }
 
 TEST(PerfOptions, ShortForms) {
@@ -178,10 +188,14 @@ TEST(PerfOptions, AlgorithmOptionsThatDoNotCombine) {
 std::vector<AlgoTimes> four_sizes() {
   constexpr std::nullopt_t none = std::nullopt;
   return {
-      {.forced_us = {10.0, 20.0, none}, .auto_us = 10.5},  // within 10% of 10
-      {.forced_us = {30.0, 20.0, 25.0}, .auto_us = 22.1},  // 22.1 > 22: not within
-      {.forced_us = {none, none, none}, .auto_us = 7.0},   // nothing forced: not counted
-      {.forced_us = {none, 40.0, 50.0}, .auto_us = 44.0},  // exactly 10% over: within
+      // within 10% of 10, and so is its choice's forced time
+      {.forced_us = {10.0, 20.0, none}, .auto_us = 10.5, .chosen = 0},
+      // 22.1 > 22: not within; the choice (20.0) is the best
+      {.forced_us = {30.0, 20.0, 25.0}, .auto_us = 22.1, .chosen = 1},
+      // nothing forced: not counted
+      {.forced_us = {none, none, none}, .auto_us = 7.0},
+      // exactly 10% over: within; the choice's forced time (50) is not
+      {.forced_us = {none, 40.0, 50.0}, .auto_us = 44.0, .chosen = 2},
   };
 }
 
@@ -190,18 +204,37 @@ TEST(PerfAlgoSummary, CountsSizesWhereAutoIsCloseToTheBest) {
   const AlgoSummary s = summarize(four_sizes(), names, "ring");
   EXPECT_EQ(s.sizes, 3);
   EXPECT_EQ(s.auto_close, 2);
+  EXPECT_EQ(s.choice_close, 2);
   // ring ran at the first two sizes: (10.5 + 22.1) / (10 + 30) - 1.
   EXPECT_EQ(s.reference_sizes, 2);
   ASSERT_TRUE(s.vs_reference_percent.has_value());
   EXPECT_NEAR(*s.vs_reference_percent, (32.6 / 40 - 1) * 100, 1e-9);
   EXPECT_EQ(summary_text(s, "ring"),
             "# auto within 10% of the best forced algorithm at 2 of 3 sizes\n"
+            "# auto's choice, forced, within 10% of the best forced algorithm at 2 of 3 sizes\n"
             "# auto against ring forced: sum(auto) / sum(ring) - 1 = -18.5% over the 2 sizes ring serves\n");
   const AlgoSummary tree = summarize(four_sizes(), names, "tree");
   EXPECT_EQ(tree.reference_sizes, 3);
   EXPECT_NEAR(*tree.vs_reference_percent, ((10.5 + 22.1 + 44.0) / 80 - 1) * 100, 1e-9);
-  EXPECT_EQ(summary_text(tree, "tree").substr(summary_text(tree, "tree").find('\n') + 1),
+  const std::string tree_text = summary_text(tree, "tree");
+  EXPECT_EQ(tree_text.substr(tree_text.rfind('\n', tree_text.size() - 2) + 1),
             "# auto against tree forced: sum(auto) / sum(tree) - 1 = -4.3% over the 3 sizes tree serves\n");
+}
+
+// Without a forced time of its own (auto's algorithm is no column, or did not
+// run forced at that size), the choice is judged by auto's time.
+TEST(PerfAlgoSummary, ChoiceWithoutAForcedTime) {
+  constexpr std::nullopt_t none = std::nullopt;
+  const std::vector<AlgoTimes> sizes = {
+      {.forced_us = {none, 20.0}, .auto_us = 21.0, .chosen = 0},
+      {.forced_us = {none, 20.0}, .auto_us = 23.0, .chosen = 0},
+      {.forced_us = {10.0, 20.0}, .auto_us = 10.0},
+      {.forced_us = {10.0, 20.0}, .auto_us = 12.0},
+  };
+  const AlgoSummary s = summarize(sizes, {"a", "b"}, "ring");
+  EXPECT_EQ(s.sizes, 4);
+  EXPECT_EQ(s.auto_close, 2);
+  EXPECT_EQ(s.choice_close, 2);
 }
 
 TEST(PerfAlgoSummary, WithoutTheReference) {

@@ -123,6 +123,8 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
       auto_name = chosen.algorithm;
       point_wrong += chosen.wrong;
     }
+    if (const auto it = std::find(names.begin(), names.end(), auto_name); it != names.end())
+      times.chosen = static_cast<size_t>(it - names.begin());
     if (table) table->row(point, times, auto_name, point_wrong);
     sizes.push_back(std::move(times));
     wrong += point_wrong;

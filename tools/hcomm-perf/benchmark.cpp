@@ -13,6 +13,9 @@ namespace hcomm::perf {
 namespace {
 
 constexpr size_t kAlignment = 64;
+constexpr size_t kPage = 4096;  // registration shares whole pages
+
+size_t round_up(size_t bytes, size_t to) { return std::max(to, (bytes + to - 1) / to * to); }
 
 std::vector<SweepPoint> sweep_for(const Options& options, const Collective& collective) {
   if (!collective.uses_data()) return {{0, 0}};
@@ -30,11 +33,42 @@ Layout largest_layout(const Options& options, const Collective& collective, cons
 }  // namespace
 
 AlignedBuffer::AlignedBuffer(size_t bytes)
-    : data_(std::aligned_alloc(kAlignment, std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment)),
-            &std::free) {
+    : data_(std::aligned_alloc(kAlignment, round_up(bytes, kAlignment)), &std::free) {
   if (!data_)
     throw std::runtime_error("cannot allocate a buffer of " + std::to_string(bytes) +
                              " bytes (hcomm-perf needs three of --maxbytes per rank)");
+}
+
+MessageBuffer::MessageBuffer(size_t bytes, Buffers kind, hcomm_comm_t comm) : kind_(kind), comm_(comm) {
+  if (kind_ == Buffers::Alloc) {
+    check(hcomm_mem_alloc(&data_, round_up(bytes, kAlignment)), "hcomm_mem_alloc");
+    return;
+  }
+  const size_t rounded = round_up(bytes, kind_ == Buffers::Register ? kPage : kAlignment);
+  data_ = std::aligned_alloc(kind_ == Buffers::Register ? kPage : kAlignment, rounded);
+  if (!data_)
+    throw std::runtime_error("cannot allocate a buffer of " + std::to_string(bytes) +
+                             " bytes (hcomm-perf needs three of --maxbytes per rank)");
+  if (kind_ != Buffers::Register) return;
+  if (const hcomm_result_t result = hcomm_mem_register(comm_, data_, rounded, &handle_); result != HCOMM_SUCCESS) {
+    std::free(data_);
+    check(result, "hcomm_mem_register");
+  }
+}
+
+// A failure here is not thrown: the benchmark's own result or error matters more.
+MessageBuffer::~MessageBuffer() {
+  switch (kind_) {
+    case Buffers::Alloc:
+      hcomm_mem_free(data_);
+      return;
+    case Buffers::Register:
+      hcomm_mem_deregister(comm_, handle_);
+      [[fallthrough]];
+    case Buffers::Malloc:
+      std::free(data_);
+      return;
+  }
 }
 
 Benchmark::Benchmark(const Options& options, const Collective& collective, const Communicator& comm)
@@ -46,8 +80,8 @@ Benchmark::Benchmark(const Options& options, const Collective& collective, const
       spec_{.dtype = options.dtype, .op = options.op, .nranks = comm.size(), .rank = comm.rank(), .root = options.root},
       points_(sweep_for(options, collective)),
       largest_(largest_layout(options, collective, spec_, points_)),
-      input_(largest_.input * elem_size_),
-      recv_(largest_.buffer * elem_size_),
+      input_(largest_.input * elem_size_, options.buffers, comm.get()),
+      recv_(largest_.buffer * elem_size_, options.buffers, comm.get()),
       expected_(largest_.result * elem_size_) {}
 
 Row Benchmark::measure(const SweepPoint& point, const std::string& algorithm) {

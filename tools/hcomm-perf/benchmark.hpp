@@ -36,6 +36,23 @@ class AlignedBuffer {
   std::unique_ptr<void, decltype(&std::free)> data_;
 };
 
+// A message buffer of the kind --buffers names: freed, and deregistered,
+// with the benchmark, while the communicator lives.
+class MessageBuffer {
+ public:
+  MessageBuffer(size_t bytes, Buffers kind, hcomm_comm_t comm);
+  ~MessageBuffer();
+  MessageBuffer(const MessageBuffer&) = delete;
+  MessageBuffer& operator=(const MessageBuffer&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  Buffers kind_;
+  hcomm_comm_t comm_;
+  void* data_ = nullptr;
+  void* handle_ = nullptr;  // of the registration
+};
+
 class Benchmark {
  public:
   Benchmark(const Options& options, const Collective& collective, const Communicator& comm);
@@ -63,8 +80,8 @@ class Benchmark {
   std::vector<SweepPoint> points_;
   Layout largest_;  // of the largest call: sizes the buffers
   Layout layout_;   // of the size being measured
-  AlignedBuffer input_;     // this rank's data, as filled
-  AlignedBuffer recv_;      // the receive buffer (which holds the input too, in place)
+  MessageBuffer input_;     // this rank's data, as filled
+  MessageBuffer recv_;      // the receive buffer (which holds the input too, in place)
   AlignedBuffer expected_;  // the exact result
 };
 

@@ -51,6 +51,24 @@ inline constexpr std::array<OpInfo, HCOMM_NUM_OPS> kOps = {{
     {"avg", HCOMM_AVG},
 }};
 
+// Where the message buffers come from: plain memory, the library's mappable
+// memory, or plain memory registered with the communicator (the zero-copy
+// paths; nccl-tests' -R).
+enum class Buffers { Malloc, Alloc, Register };
+
+struct BuffersInfo {
+  std::string_view name;
+  Buffers buffers;
+  std::string_view description;  // for the report's header
+};
+
+inline constexpr std::array<BuffersInfo, 3> kBuffers = {{
+    {"malloc", Buffers::Malloc, "buffers from malloc"},
+    {"alloc", Buffers::Alloc, "buffers from hcomm_mem_alloc"},
+    {"register", Buffers::Register, "buffers registered with hcomm_mem_register"},
+}};
+
+inline const BuffersInfo& buffers_info(Buffers buffers) { return kBuffers.at(static_cast<size_t>(buffers)); }
 inline const DtypeInfo& dtype_info(hcomm_dtype_t dtype) { return kDtypes.at(static_cast<size_t>(dtype)); }
 inline std::string_view op_name(hcomm_op_t op) { return kOps.at(static_cast<size_t>(op)).name; }
 
@@ -68,6 +86,7 @@ struct Options {
   bool inplace = false;
   bool check = true;
   bool blocking = true;
+  Buffers buffers = Buffers::Malloc;
   std::string json_path;          // empty: no JSON file
   std::string algorithm;          // --algo: forced for the timed calls; empty: the library's choice
   bool sweep_algorithms = false;  // every algorithm forced in turn, then the library's choice
@@ -163,7 +182,7 @@ inline std::string non_empty(std::string_view text, std::string_view option, con
   return std::string(text);
 }
 
-inline constexpr std::array<OptionSpec, 21> kOptionSpecs = {{
+inline constexpr std::array<OptionSpec, 22> kOptionSpecs = {{
     {'c', "collective", true, [](Options& o, std::string_view v, std::string_view) { o.collective = v; }},
     {'b', "minbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.min_bytes = parse_size(v, n); }},
     {'e', "maxbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.max_bytes = parse_size(v, n); }},
@@ -194,6 +213,8 @@ inline constexpr std::array<OptionSpec, 21> kOptionSpecs = {{
     {0, "no-check", false, [](Options& o, std::string_view, std::string_view) { o.check = false; }},
     {0, "blocking", false, [](Options& o, std::string_view, std::string_view) { o.blocking = true; }},
     {0, "nonblocking", false, [](Options& o, std::string_view, std::string_view) { o.blocking = false; }},
+    {0, "buffers", true,
+     [](Options& o, std::string_view v, std::string_view n) { o.buffers = parse_name(kBuffers, v, n).buffers; }},
     {'h', "help", false, [](Options& o, std::string_view, std::string_view) { o.help = true; }},
 }};
 
@@ -265,6 +286,10 @@ inline std::string usage_text(std::span<const std::string_view> collectives) {
          "      --check, --no-check  check every element of every iteration (default on)\n"
          "      --blocking, --nonblocking\n"
          "                           blocking calls, or the i-forms and hcomm_wait (default blocking)\n"
+         "      --buffers KIND       malloc (default), alloc (hcomm_mem_alloc) or register\n"
+         "                           (malloc, then hcomm_mem_register): where the send and\n"
+         "                           receive buffers come from; the last two are the zero-copy\n"
+         "                           paths of ranks that map each other's memory\n"
          "      --json FILE          also write the rows to FILE as a JSON array\n"
          "      --algo NAME          force algorithm NAME for the collective (hcomm-info lists\n"
          "                           them); an error where NAME does not serve it\n"

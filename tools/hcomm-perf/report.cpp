@@ -48,6 +48,8 @@ std::string run_description(const Options& options, const Collective& collective
   run += " " + std::to_string(nranks) + (nranks == 1 ? " rank, " : " ranks, ");
   if (collective.uses_data()) run += options.inplace ? "in place, " : "out of place, ";
   run += options.blocking ? "blocking" : "nonblocking";
+  if (options.buffers != Buffers::Malloc && collective.uses_data())
+    run += ", " + std::string(buffers_info(options.buffers).description);
   if (!options.algorithm.empty()) run += ", algorithm " + options.algorithm + " forced";
   run += "; settled " + std::to_string(options.settle_ms) + " ms; warm-up " + std::to_string(options.warmup) +
          ", iterations " + std::to_string(options.iters);
@@ -91,11 +93,13 @@ void Report::write_json() const {
     const Row& row = rows_[i];
     std::fprintf(f,
                  "%s\n  {\"collective\": \"%s\", \"dtype\": %s, \"op\": %s, \"root\": %s, \"ranks\": %d, "
-                 "\"inplace\": %s, \"blocking\": %s, \"size_bytes\": %zu, \"count\": %zu, \"time_us\": %.3f, "
-                 "\"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"wrong\": %s, \"algorithm\": \"%s\", \"forced\": %s}",
+                 "\"inplace\": %s, \"blocking\": %s, \"buffers\": \"%s\", \"size_bytes\": %zu, \"count\": %zu, "
+                 "\"time_us\": %.3f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"wrong\": %s, \"algorithm\": \"%s\", "
+                 "\"forced\": %s}",
                  i == 0 ? "" : ",", std::string(collective_.name).c_str(), json_string_or_null(columns_.dtype).c_str(),
                  json_string_or_null(columns_.op).c_str(), collective_.uses_root ? columns_.root.c_str() : "null",
-                 nranks_, options_.inplace ? "true" : "false", options_.blocking ? "true" : "false", row.bytes,
+                 nranks_, options_.inplace ? "true" : "false", options_.blocking ? "true" : "false",
+                 std::string(buffers_info(options_.buffers).name).c_str(), row.bytes,
                  row.count, row.time_us, row.algbw_gbps, row.busbw_gbps,
                  columns_.checked ? std::to_string(row.wrong).c_str() : "null", row.algorithm.c_str(),
                  json_string_or_null(options_.algorithm.empty() ? kNone : options_.algorithm).c_str());
