@@ -2,11 +2,19 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
+
+#include "hcomm/plugin/copy.hpp"
 
 namespace hcomm::shm {
 
 namespace {
+
+// Pieces small enough that the copy on reads them from the cache; copies
+// shorter than kBounceFrom go straight, the system call outweighing the rest.
+constexpr size_t kBouncePiece = 256 << 10;
+constexpr size_t kBounceFrom = 4096;
 
 // Partial transfers go on where they stopped.
 template <class Transfer>
@@ -24,17 +32,44 @@ int cma_copy(uint64_t remote_address, void* local, size_t bytes, Transfer transf
   return 0;
 }
 
+const void* as_pointer(uint64_t address) { return reinterpret_cast<const void*>(address); }
+
 }  // namespace
 
-int cma_read(pid_t pid, uint64_t remote_address, void* local, size_t bytes) {
-  return cma_copy(remote_address, local, bytes,
-                  [&](const iovec* here, const iovec* there) { return ::process_vm_readv(pid, here, 1, there, 1, 0); });
+unsigned char* CrossMemory::bounce_for(uint64_t remote_address) {
+  if (!bounce_)
+    bounce_.reset(static_cast<unsigned char*>(std::aligned_alloc(plugin::kPageBytes, kBouncePiece + plugin::kPageBytes)));
+  return bounce_ ? bounce_.get() + (remote_address & (plugin::kPageBytes - 1)) : nullptr;
 }
 
-int cma_write(pid_t pid, uint64_t remote_address, const void* local, size_t bytes) {
-  return cma_copy(remote_address, const_cast<void*>(local), bytes, [&](const iovec* here, const iovec* there) {
+int CrossMemory::read(pid_t pid, uint64_t remote_address, void* local, size_t bytes) {
+  const auto readv = [&](const iovec* here, const iovec* there) { return ::process_vm_readv(pid, here, 1, there, 1, 0); };
+  if (bytes < kBounceFrom || !plugin::short_distance(local, as_pointer(remote_address)) || !bounce_for(remote_address))
+    return cma_copy(remote_address, local, bytes, readv);
+  for (size_t done = 0; done < bytes;) {
+    const size_t n = std::min(kBouncePiece, bytes - done);
+    unsigned char* bounce = bounce_for(remote_address + done);
+    if (const int err = cma_copy(remote_address + done, bounce, n, readv)) return err;
+    plugin::copy_bytes(static_cast<unsigned char*>(local) + done, bounce, n);
+    done += n;
+  }
+  return 0;
+}
+
+int CrossMemory::write(pid_t pid, uint64_t remote_address, const void* local, size_t bytes) {
+  const auto writev = [&](const iovec* here, const iovec* there) {
     return ::process_vm_writev(pid, here, 1, there, 1, 0);
-  });
+  };
+  if (bytes < kBounceFrom || !plugin::short_distance(as_pointer(remote_address), local) || !bounce_for(remote_address))
+    return cma_copy(remote_address, const_cast<void*>(local), bytes, writev);
+  for (size_t done = 0; done < bytes;) {
+    const size_t n = std::min(kBouncePiece, bytes - done);
+    unsigned char* bounce = bounce_for(remote_address + done);
+    plugin::copy_bytes(bounce, static_cast<const unsigned char*>(local) + done, n);
+    if (const int err = cma_copy(remote_address + done, bounce, n, writev)) return err;
+    done += n;
+  }
+  return 0;
 }
 
 }  // namespace hcomm::shm

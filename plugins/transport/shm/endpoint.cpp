@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "cma.hpp"
+#include "hcomm/plugin/copy.hpp"
 #include "hcomm/plugin/util.hpp"
 #include "net.hpp"
 
@@ -86,7 +87,7 @@ std::string Endpoint::describe_peer() const { return plugin::format("rank %d (pi
 CmaState Endpoint::probe_cma() {
   if (!net_.config().cma) return CmaState::Denied;
   uint64_t word = 0;
-  const int err = cma_read(peer_.pid, peer_.probe_address, &word, sizeof word);
+  const int err = net_.cross_memory().read(peer_.pid, peer_.probe_address, &word, sizeof word);
   if (err == 0 && word == peer_.key_check) return CmaState::Permitted;
   net_.note_cma_denied(
       plugin::format("shm: cross-memory attach to %s is not possible (%s); large messages from it "
@@ -163,11 +164,11 @@ Request& Endpoint::irecv(void* buf, size_t len, uint64_t tag) {
 }
 
 void Endpoint::read(void* local, uint64_t remote, size_t bytes) {
-  check_copy(net_.config().cma ? cma_read(peer_.pid, remote, local, bytes) : EPERM, "read", remote, bytes);
+  check_copy(net_.config().cma ? net_.cross_memory().read(peer_.pid, remote, local, bytes) : EPERM, "read", remote, bytes);
 }
 
 void Endpoint::write(const void* local, uint64_t remote, size_t bytes) {
-  check_copy(net_.config().cma ? cma_write(peer_.pid, remote, local, bytes) : EPERM, "write", remote, bytes);
+  check_copy(net_.config().cma ? net_.cross_memory().write(peer_.pid, remote, local, bytes) : EPERM, "write", remote, bytes);
 }
 
 void Endpoint::check_copy(int err, const char* verb, uint64_t remote, size_t bytes) {
@@ -316,9 +317,9 @@ void Endpoint::continue_eager(const PacketHeader& p) {
   const uint64_t n = p.payload_bytes;
   if (n > a.length - a.received) protocol_error("more data than the message holds");
   if (n && a.receive)
-    std::memcpy(a.receive->target + a.received, payload_of(&p), n);
+    plugin::copy_bytes(a.receive->target + a.received, payload_of(&p), n);
   else if (n && a.staging)
-    std::memcpy(a.staging.get() + a.received, payload_of(&p), n);
+    plugin::copy_bytes(a.staging.get() + a.received, payload_of(&p), n);
   a.received += n;
   if (!a.complete()) return;
   auto done = streaming_;
@@ -359,7 +360,7 @@ void Endpoint::bind(Arrival& a, Request& r) {
     a.staging.reset();
     return;
   }
-  if (a.received) std::memcpy(r.target, a.staging.get(), a.received);
+  if (a.received) plugin::copy_bytes(r.target, a.staging.get(), a.received);
   a.staging.reset();
   a.receive = &r;
 }
@@ -368,7 +369,7 @@ void Endpoint::read_rendezvous(Arrival& a, Request& r) {
   int status = 0;
   if (a.length > r.length) {
     r.fail(HCOMM_ERR_INVALID_ARGUMENT, truncation(describe_peer(), a.tag, a.length, r.length));
-  } else if ((status = cma_read(peer_.pid, *a.remote_address, r.target, a.length)) == 0) {
+  } else if ((status = net_.cross_memory().read(peer_.pid, *a.remote_address, r.target, a.length)) == 0) {
     r.complete(a.length);
   } else if (status == ESRCH) {
     r.fail(HCOMM_ERR_REMOTE, plugin::format("shm: %s died", describe_peer().c_str()));
@@ -455,7 +456,7 @@ bool Endpoint::push(Request& r) {
     h->tag = r.tag;
     h->length = r.length;
     h->cookie = 0;
-    if (n) std::memcpy(payload_of(h), r.source + front_sent_, n);
+    if (n) plugin::copy_bytes(payload_of(h), r.source + front_sent_, n);
     out_.commit();
     front_started_ = true;
     front_sent_ += n;

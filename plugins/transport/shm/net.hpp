@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "address.hpp"
+#include "cma.hpp"
 #include "config.hpp"
 #include "doorbell.hpp"
 #include "endpoint.hpp"
@@ -34,6 +35,7 @@ class Net {
   int rank() const { return rank_; }
   uint64_t key_check() const { return address_.key_check; }
   const Segment& segment() const { return segment_; }
+  CrossMemory& cross_memory() { return cross_memory_; }
 
   void address(void* buf, size_t* len) const { address_.encode(buf, len); }
   Endpoint& connect(int peer_rank, const void* blob, size_t len);
@@ -67,6 +69,7 @@ class Net {
   const uint64_t cma_probe_word_;
   Segment segment_;
   Doorbell doorbell_;
+  CrossMemory cross_memory_;
   Address address_{};
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::vector<bool> connected_;  // by rank
