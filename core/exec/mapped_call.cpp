@@ -70,6 +70,7 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   auto expose = [&](window::Exposed& e, const void* ptr, uint64_t bytes) {
     e.address = reinterpret_cast<uintptr_t>(ptr);
     e.bytes = ptr ? bytes : 0;
+    e.in_window = 0;
     if (e.bytes)
       io->describe(ptr, bytes, &e.mapped);
     else
@@ -77,6 +78,16 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   };
   expose(p.send, buffers.send, schedule.send_bytes);
   expose(p.recv, buffers.recv, schedule.recv_bytes);
+  // Peers would copy a SEND they cannot map by address (cross-memory attach:
+  // a system call, pinned pages, the kernel's copy). Where it fits this call's
+  // half and no step uses the half, one copy into it, which every peer maps,
+  // is faster (2 ranks, malloc'd buffers: 8 KiB 4.9 -> 1.4 us, 512 KiB 156 ->
+  // 100 us). Steps have not run yet, so SEND still holds the input in place.
+  if (schedule.peers_read_send && schedule.window_extent == 0 && p.send.bytes && p.send.mapped.bytes == 0 &&
+      p.send.bytes <= io->window_bytes()) {
+    device::copy(window(), buffers.send, p.send.bytes);
+    p.send.in_window = 1;
+  }
   p.call = call_;
   running_ = true;
   return true;
@@ -106,7 +117,11 @@ const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t bu
                 schedule_->algorithm.c_str(), peer);
   const window::Exposed& e = buffer == HCOMM_BUF_RECV ? p.recv : p.send;
   b = {.call = call_, .address = e.address, .bytes = e.bytes, .mapped = nullptr, .lo = 0, .hi = 0};
-  if (e.mapped.bytes) {
+  if (e.in_window) {
+    b.mapped = io_->half(peer, call_);
+    b.lo = e.address;
+    b.hi = e.address + e.bytes;
+  } else if (e.mapped.bytes) {
     b.mapped = io_->map(peer, e.mapped);
     b.lo = e.mapped.address;
     b.hi = e.mapped.address + e.mapped.bytes;

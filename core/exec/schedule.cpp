@@ -147,6 +147,7 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
   s.send_bytes = send_bytes;
   s.recv_bytes = recv_bytes;
   s.mapped = false;
+  s.peers_read_send = false;
   s.window_extent = 0;
   s.staging_offset.assign(s.steps.size(), 0);
   s.staging_slot.assign(s.steps.size(), 0);
@@ -192,11 +193,13 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       case HCOMM_STEP_LOAD:
         check_peer_ref(i, st.src, st.bytes);
         check_ref(i, st.dst, st.bytes);
+        s.peers_read_send |= st.src.buffer == HCOMM_BUF_SEND;
         break;
       case HCOMM_STEP_LOAD_REDUCE:
         check_ref(i, st.src, st.bytes);
         check_peer_ref(i, st.src2, st.bytes);
         check_ref(i, st.dst, st.bytes);
+        s.peers_read_send |= st.src2.buffer == HCOMM_BUF_SEND;
         break;
       case HCOMM_STEP_STORE:
         check_ref(i, st.src, st.bytes);

@@ -75,6 +75,10 @@ struct Schedule {
   // steps raise each signal as soon as the general executor would, without
   // its queues (the cost of a small call is mostly that bookkeeping).
   bool in_order = false;
+  // A step loads a peer's SEND. The schedules that do are symmetric: the
+  // peers load this rank's SEND too (MappedCall::begin may then offer it a
+  // copy in the window).
+  bool peers_read_send = false;
 
   StatePool pool;
 

@@ -19,7 +19,8 @@
 namespace hcomm::exec::window {
 
 inline constexpr uint64_t kMagic = 0x574f444e49574d48ull;  // "HMWINDOW"
-inline constexpr uint32_t kVersion = 2;  // 2: a line per call parity, with payload
+// 2: a line per call parity, with payload; 3: an exposed buffer may lie in the window
+inline constexpr uint32_t kVersion = 3;
 inline constexpr uint64_t kLine = 64;
 inline constexpr uint64_t kPage = 4096;
 inline constexpr int kOccurrenceBits = 20;
@@ -50,11 +51,13 @@ struct Flag {
 };
 
 // A user buffer this rank lets peers read or write during one call: where it
-// lies in this rank's address space and the part of it peers can map.
+// lies in this rank's address space and the part of it peers can map, or,
+// `in_window`, a copy of it at the start of the owner's half for the call.
 struct Exposed {
   uint64_t address;
   uint64_t bytes;
   hcomm_mem_desc_t mapped;
+  uint64_t in_window;
 };
 
 struct alignas(kLine) Publication {
