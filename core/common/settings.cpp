@@ -60,8 +60,9 @@ std::vector<Decl> core_settings() {
       d("HCOMM_DEBUG_FILE", HCOMM_SETTING_STRING, "", "Log to this file instead of stderr (%h host, %p pid)."),
       d("HCOMM_TUNE_FILE", HCOMM_SETTING_STRING, "",
         "Link parameters measured by hcomm-perf --calibrate, used by the selector's cost model."),
-      d("HCOMM_WINDOW_BYTES", HCOMM_SETTING_SIZE, "1M",
-        "Per-rank shared window of ranks that map each other's memory (direct algorithms); 0 turns it off."),
+      d("HCOMM_WINDOW_BYTES", HCOMM_SETTING_SIZE, "2M",
+        "Each half of the per-rank shared window of ranks that map each other's memory (direct algorithms); 0 turns "
+        "it off."),
       d("HCOMM_TOPO_FILE", HCOMM_SETTING_STRING, "",
         "A topology (JSON, as hcomm-topo --dump writes it) to use instead of discovering hosts, NUMA nodes and NICs."),
   };
