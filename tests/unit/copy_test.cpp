@@ -2,6 +2,8 @@
 // the shm transport's cross-memory copies, which bounce the short distances
 // through a buffer of their own: every byte checked, and the bytes around
 // the destination untouched.
+#include "hcomm/plugin/copy.hpp"
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -10,11 +12,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "hcomm/plugin/copy.hpp"
 #include "plugins/transport/shm/cma.hpp"
 
 namespace {
 
+using hcomm::plugin::copy_blocks;
 using hcomm::plugin::copy_bytes;
 using hcomm::plugin::kPageBytes;
 using hcomm::plugin::short_distance;
@@ -24,7 +26,8 @@ constexpr unsigned char kGuardByte = 0xA5;
 
 struct PageBuffer {
   explicit PageBuffer(size_t bytes)
-      : data(static_cast<unsigned char*>(std::aligned_alloc(kPageBytes, (bytes + 2 * kPageBytes) / kPageBytes * kPageBytes)),
+      : data(static_cast<unsigned char*>(
+                 std::aligned_alloc(kPageBytes, (bytes + 2 * kPageBytes) / kPageBytes * kPageBytes)),
              &std::free) {}
   std::unique_ptr<unsigned char, decltype(&std::free)> data;
 };
@@ -69,33 +72,38 @@ TEST(Copy, EveryDistanceAndTail) {
   for (size_t src_offset : {0, 16, 4000})
     for (size_t distance = 0; distance < 160; ++distance)
       for (size_t bytes : {0, 1, 15, 63, 64, 65, 127, 200, 4113})
-        check_copy(src_offset, (src_offset + distance) % kPageBytes, bytes, copy_bytes);
+        for (auto copy : {copy_bytes, copy_blocks})
+          check_copy(src_offset, (src_offset + distance) % kPageBytes, bytes, copy);
 }
 
 TEST(Copy, LargeCopiesAtShortAndOtherDistances) {
   for (size_t dst_offset : {0, 8, 16, 48, 64, 100})
-    for (size_t bytes : {size_t{65536}, size_t{1} << 20 | 13}) check_copy(0, dst_offset, bytes, copy_bytes);
+    for (size_t bytes : {size_t{65536}, size_t{1} << 20 | 13})
+      for (auto copy : {copy_bytes, copy_blocks}) check_copy(0, dst_offset, bytes, copy);
 }
 
 // process_vm_readv and process_vm_writev on this process itself: the kernel
-// takes them like any other process's.
+// takes them like any other process's. With and without the bounce, whatever
+// this CPU would choose.
 TEST(CrossMemory, ReadsAndWritesAtEveryKindOfDistance) {
-  hcomm::shm::CrossMemory cma;
-  const pid_t self = ::getpid();
-  for (size_t src_offset : {0, 16, 4064})
-    for (size_t dst_offset : {0, 8, 16, 40, 63, 64, 200})
-      for (size_t bytes : {size_t{8}, size_t{4096}, size_t{70000}, size_t{600} << 10 | 13}) {
-        check_copy(src_offset, dst_offset, bytes, [&](unsigned char* dst, const unsigned char* src, size_t n) {
-          ASSERT_EQ(cma.read(self, reinterpret_cast<uintptr_t>(src), dst, n), 0);
-        });
-        check_copy(src_offset, dst_offset, bytes, [&](unsigned char* dst, const unsigned char* src, size_t n) {
-          ASSERT_EQ(cma.write(self, reinterpret_cast<uintptr_t>(dst), src, n), 0);
-        });
-      }
+  for (bool bounce : {true, false}) {
+    hcomm::shm::CrossMemory cma(bounce);
+    const pid_t self = ::getpid();
+    for (size_t src_offset : {0, 16, 4064})
+      for (size_t dst_offset : {0, 8, 16, 40, 63, 64, 200})
+        for (size_t bytes : {size_t{8}, size_t{4096}, size_t{70000}, size_t{600} << 10 | 13}) {
+          check_copy(src_offset, dst_offset, bytes, [&](unsigned char* dst, const unsigned char* src, size_t n) {
+            ASSERT_EQ(cma.read(self, reinterpret_cast<uintptr_t>(src), dst, n), 0);
+          });
+          check_copy(src_offset, dst_offset, bytes, [&](unsigned char* dst, const unsigned char* src, size_t n) {
+            ASSERT_EQ(cma.write(self, reinterpret_cast<uintptr_t>(dst), src, n), 0);
+          });
+        }
+  }
 }
 
 TEST(CrossMemory, AFaultIsReportedNotCopied) {
-  hcomm::shm::CrossMemory cma;
+  hcomm::shm::CrossMemory cma(true);
   std::vector<unsigned char> local(8192 + 16);
   // Address 16 of a page that nothing maps: EFAULT, through the bounce or not.
   EXPECT_EQ(cma.read(::getpid(), 16, local.data(), 8192), EFAULT);

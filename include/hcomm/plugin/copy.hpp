@@ -1,10 +1,11 @@
 // Byte copies that keep their speed whatever the two buffers' alignment
 // (header only, optional; the core's copies use it too). On x86, memcpy and
-// the kernel copy large blocks with `rep movsb`, which some CPUs run several
+// the kernel copy large blocks with `rep movsb`, which AMD's CPUs run several
 // times slower when the destination lies a few bytes past the source modulo
 // 4 KiB: on the development machines' AMD EPYC, a 64 KiB memcpy or
 // process_vm_readv with the destination 1 to 31 bytes past the source (mod
-// 4 KiB) moved 1.4-2 GB/s instead of 5-12 GB/s. A page-aligned buffer and a
+// 4 KiB) moved 1.4-2 GB/s instead of 5-12 GB/s; an Intel Xeon (the GPU
+// machine's) copied alike at every distance. A page-aligned buffer and a
 // malloc'd one (16 bytes into a page) are such a pair.
 #pragma once
 
@@ -20,8 +21,7 @@ namespace hcomm::plugin {
 
 inline constexpr uintptr_t kPageBytes = 4096;
 // Distances (destination past source, modulo a page) that `rep movsb` may run
-// slowly at; the slow range measured on AMD EPYC is 1-31, this covers the
-// 64-byte granularity of other CPUs too.
+// slowly at: 1-31 measured slow on AMD EPYC, and the rest of a cache line.
 inline constexpr uintptr_t kShortDistance = 64;
 
 inline bool short_distance(const void* dst, const void* src) {
@@ -29,29 +29,52 @@ inline bool short_distance(const void* dst, const void* src) {
   return d != 0 && d < kShortDistance;
 }
 
-// memcpy (the buffers do not overlap), through 64-byte blocks of vector loads
-// and stores where the distance is short.
-inline void copy_bytes(void* dst, const void* src, size_t bytes) {
+// Whether this CPU copies short distances slowly: AMD's.
+inline bool short_distance_is_slow() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool slow = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd") != 0;
+  }();
+  return slow;
+#else
+  return false;
+#endif
+}
+
+// A copy from src to dst that memcpy's `rep movsb` would slow down here.
+inline bool slow_distance(const void* dst, const void* src) {
+  return short_distance(dst, src) && short_distance_is_slow();
+}
+
+// memcpy (the buffers do not overlap) through 64-byte blocks of vector loads
+// and stores, which keep their speed at every distance.
+inline void copy_blocks(void* dst, const void* src, size_t bytes) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  size_t i = 0;
 #if defined(__SSE2__)
-  if (short_distance(dst, src)) {
-    auto* d = static_cast<unsigned char*>(dst);
-    const auto* s = static_cast<const unsigned char*>(src);
-    size_t i = 0;
-    for (; i + 64 <= bytes; i += 64) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
-      const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), a);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
-    }
-    std::memcpy(d + i, s + i, bytes - i);  // under 64 bytes: no rep movsb
-    return;
+  for (; i + 64 <= bytes; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), a);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
   }
 #endif
-  std::memcpy(dst, src, bytes);
+  std::memcpy(d + i, s + i, bytes - i);  // under 64 bytes with SSE2: no rep movsb
+}
+
+// memcpy (the buffers do not overlap), through copy_blocks where this CPU
+// would copy the distance slowly.
+inline void copy_bytes(void* dst, const void* src, size_t bytes) {
+  if (slow_distance(dst, src))
+    copy_blocks(dst, src, bytes);
+  else
+    std::memcpy(dst, src, bytes);
 }
 
 }  // namespace hcomm::plugin

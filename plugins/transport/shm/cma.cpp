@@ -38,19 +38,23 @@ const void* as_pointer(uint64_t address) { return reinterpret_cast<const void*>(
 
 unsigned char* CrossMemory::bounce_for(uint64_t remote_address) {
   if (!bounce_)
-    bounce_.reset(static_cast<unsigned char*>(std::aligned_alloc(plugin::kPageBytes, kBouncePiece + plugin::kPageBytes)));
+    bounce_.reset(
+        static_cast<unsigned char*>(std::aligned_alloc(plugin::kPageBytes, kBouncePiece + plugin::kPageBytes)));
   return bounce_ ? bounce_.get() + (remote_address & (plugin::kPageBytes - 1)) : nullptr;
 }
 
 int CrossMemory::read(pid_t pid, uint64_t remote_address, void* local, size_t bytes) {
-  const auto readv = [&](const iovec* here, const iovec* there) { return ::process_vm_readv(pid, here, 1, there, 1, 0); };
-  if (bytes < kBounceFrom || !plugin::short_distance(local, as_pointer(remote_address)) || !bounce_for(remote_address))
+  const auto readv = [&](const iovec* here, const iovec* there) {
+    return ::process_vm_readv(pid, here, 1, there, 1, 0);
+  };
+  if (!bounce_short_ || bytes < kBounceFrom || !plugin::short_distance(local, as_pointer(remote_address)) ||
+      !bounce_for(remote_address))
     return cma_copy(remote_address, local, bytes, readv);
   for (size_t done = 0; done < bytes;) {
     const size_t n = std::min(kBouncePiece, bytes - done);
     unsigned char* bounce = bounce_for(remote_address + done);
     if (const int err = cma_copy(remote_address + done, bounce, n, readv)) return err;
-    plugin::copy_bytes(static_cast<unsigned char*>(local) + done, bounce, n);
+    plugin::copy_blocks(static_cast<unsigned char*>(local) + done, bounce, n);
     done += n;
   }
   return 0;
@@ -60,12 +64,13 @@ int CrossMemory::write(pid_t pid, uint64_t remote_address, const void* local, si
   const auto writev = [&](const iovec* here, const iovec* there) {
     return ::process_vm_writev(pid, here, 1, there, 1, 0);
   };
-  if (bytes < kBounceFrom || !plugin::short_distance(as_pointer(remote_address), local) || !bounce_for(remote_address))
+  if (!bounce_short_ || bytes < kBounceFrom || !plugin::short_distance(as_pointer(remote_address), local) ||
+      !bounce_for(remote_address))
     return cma_copy(remote_address, const_cast<void*>(local), bytes, writev);
   for (size_t done = 0; done < bytes;) {
     const size_t n = std::min(kBouncePiece, bytes - done);
     unsigned char* bounce = bounce_for(remote_address + done);
-    plugin::copy_bytes(bounce, static_cast<const unsigned char*>(local) + done, n);
+    plugin::copy_blocks(bounce, static_cast<const unsigned char*>(local) + done, n);
     if (const int err = cma_copy(remote_address + done, bounce, n, writev)) return err;
     done += n;
   }

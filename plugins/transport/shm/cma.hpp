@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <memory>
 
+#include "hcomm/plugin/copy.hpp"
+
 namespace hcomm::shm {
 
-// The copies of one net. The kernel copies with `rep movsb`, which some CPUs
+// The copies of one net. The kernel copies with `rep movsb`, which AMD's CPUs
 // run several times slower when the destination lies a few bytes past the
 // source within a page (hcomm/plugin/copy.hpp: 1.4-1.7 GB/s instead of
 // 4-5 GB/s on AMD EPYC). Such copies go through a bounce buffer at the remote
@@ -21,6 +23,9 @@ namespace hcomm::shm {
 // a copy that keeps its speed (3.4-3.6 GB/s in all).
 class CrossMemory {
  public:
+  // `bounce`: bounce short distances (by default where this CPU copies them slowly).
+  explicit CrossMemory(bool bounce = plugin::short_distance_is_slow()) : bounce_short_(bounce) {}
+
   // Reads `bytes` at `remote_address` in process `pid` into `local`; returns
   // 0 or the errno of the failure.
   int read(pid_t pid, uint64_t remote_address, void* local, size_t bytes);
@@ -32,6 +37,7 @@ class CrossMemory {
   // page; null when the bounce buffer cannot be allocated.
   unsigned char* bounce_for(uint64_t remote_address);
 
+  bool bounce_short_;
   std::unique_ptr<unsigned char, decltype(&std::free)> bounce_{nullptr, &std::free};
 };
 
