@@ -32,8 +32,6 @@ int cma_copy(uint64_t remote_address, void* local, size_t bytes, Transfer transf
   return 0;
 }
 
-const void* as_pointer(uint64_t address) { return reinterpret_cast<const void*>(address); }
-
 }  // namespace
 
 unsigned char* CrossMemory::bounce_for(uint64_t remote_address) {
@@ -43,35 +41,21 @@ unsigned char* CrossMemory::bounce_for(uint64_t remote_address) {
   return bounce_ ? bounce_.get() + (remote_address & (plugin::kPageBytes - 1)) : nullptr;
 }
 
-int CrossMemory::read(pid_t pid, uint64_t remote_address, void* local, size_t bytes) {
-  const auto readv = [&](const iovec* here, const iovec* there) {
-    return ::process_vm_readv(pid, here, 1, there, 1, 0);
+int CrossMemory::copy(pid_t pid, uint64_t remote_address, void* local, size_t bytes, bool reading) {
+  const auto transfer = [&](const iovec* here, const iovec* there) {
+    return reading ? ::process_vm_readv(pid, here, 1, there, 1, 0) : ::process_vm_writev(pid, here, 1, there, 1, 0);
   };
-  if (!bounce_short_ || bytes < kBounceFrom || !plugin::short_distance(local, as_pointer(remote_address)) ||
-      !bounce_for(remote_address))
-    return cma_copy(remote_address, local, bytes, readv);
+  const void* remote = reinterpret_cast<const void*>(remote_address);
+  const bool short_distance = reading ? plugin::short_distance(local, remote) : plugin::short_distance(remote, local);
+  if (!bounce_short_ || bytes < kBounceFrom || !short_distance || !bounce_for(remote_address))
+    return cma_copy(remote_address, local, bytes, transfer);
+  auto* here = static_cast<unsigned char*>(local);
   for (size_t done = 0; done < bytes;) {
     const size_t n = std::min(kBouncePiece, bytes - done);
     unsigned char* bounce = bounce_for(remote_address + done);
-    if (const int err = cma_copy(remote_address + done, bounce, n, readv)) return err;
-    plugin::copy_blocks(static_cast<unsigned char*>(local) + done, bounce, n);
-    done += n;
-  }
-  return 0;
-}
-
-int CrossMemory::write(pid_t pid, uint64_t remote_address, const void* local, size_t bytes) {
-  const auto writev = [&](const iovec* here, const iovec* there) {
-    return ::process_vm_writev(pid, here, 1, there, 1, 0);
-  };
-  if (!bounce_short_ || bytes < kBounceFrom || !plugin::short_distance(as_pointer(remote_address), local) ||
-      !bounce_for(remote_address))
-    return cma_copy(remote_address, const_cast<void*>(local), bytes, writev);
-  for (size_t done = 0; done < bytes;) {
-    const size_t n = std::min(kBouncePiece, bytes - done);
-    unsigned char* bounce = bounce_for(remote_address + done);
-    plugin::copy_blocks(bounce, static_cast<const unsigned char*>(local) + done, n);
-    if (const int err = cma_copy(remote_address + done, bounce, n, writev)) return err;
+    if (!reading) plugin::copy_blocks(bounce, here + done, n);
+    if (const int err = cma_copy(remote_address + done, bounce, n, transfer)) return err;
+    if (reading) plugin::copy_blocks(here + done, bounce, n);
     done += n;
   }
   return 0;

@@ -28,11 +28,16 @@ class CrossMemory {
 
   // Reads `bytes` at `remote_address` in process `pid` into `local`; returns
   // 0 or the errno of the failure.
-  int read(pid_t pid, uint64_t remote_address, void* local, size_t bytes);
+  int read(pid_t pid, uint64_t remote_address, void* local, size_t bytes) {
+    return copy(pid, remote_address, local, bytes, true);
+  }
   // Writes `bytes` from `local` to `remote_address` in process `pid`; the same.
-  int write(pid_t pid, uint64_t remote_address, const void* local, size_t bytes);
+  int write(pid_t pid, uint64_t remote_address, const void* local, size_t bytes) {
+    return copy(pid, remote_address, const_cast<void*>(local), bytes, false);
+  }
 
  private:
+  int copy(pid_t pid, uint64_t remote_address, void* local, size_t bytes, bool reading);
   // Where a piece for `remote_address` lands at the same offset within a
   // page; null when the bounce buffer cannot be allocated.
   unsigned char* bounce_for(uint64_t remote_address);
