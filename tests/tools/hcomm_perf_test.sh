@@ -147,6 +147,8 @@ case_sweep_algos() {
     fail "the rows do not match the header"
   grep -qE '^# auto within 10% of the best forced algorithm at [0-5] of 5 sizes$' "$WORK/out" ||
     fail "no closeness figure"
+  grep -qE "^# auto's choice, forced, within 10% of the best forced algorithm at [0-5] of 5 sizes$" "$WORK/out" ||
+    fail "no closeness figure of auto's choice"
   grep -qE '^# auto against ring forced: sum\(auto\) / sum\(ring\) - 1 = [-+][0-9]+\.[0-9]% over the 5 sizes ring serves$' \
     "$WORK/out" || fail "no figure against ring"
   perf 2 -c allreduce -b 8 -e 8K -f 32 -w 0 -n 1 --sweep-algos --rounds 3
