@@ -32,14 +32,7 @@ Layout largest_layout(const Options& options, const Collective& collective, cons
 
 }  // namespace
 
-AlignedBuffer::AlignedBuffer(size_t bytes)
-    : data_(std::aligned_alloc(kAlignment, round_up(bytes, kAlignment)), &std::free) {
-  if (!data_)
-    throw std::runtime_error("cannot allocate a buffer of " + std::to_string(bytes) +
-                             " bytes (hcomm-perf needs three of --maxbytes per rank)");
-}
-
-MessageBuffer::MessageBuffer(size_t bytes, Buffers kind, hcomm_comm_t comm) : kind_(kind), comm_(comm) {
+Buffer::Buffer(size_t bytes, Buffers kind, hcomm_comm_t comm) : kind_(kind), comm_(comm) {
   if (kind_ == Buffers::Alloc) {
     check(hcomm_mem_alloc(&data_, round_up(bytes, kAlignment)), "hcomm_mem_alloc");
     return;
@@ -57,7 +50,7 @@ MessageBuffer::MessageBuffer(size_t bytes, Buffers kind, hcomm_comm_t comm) : ki
 }
 
 // A failure here is not thrown: the benchmark's own result or error matters more.
-MessageBuffer::~MessageBuffer() {
+Buffer::~Buffer() {
   switch (kind_) {
     case Buffers::Alloc:
       hcomm_mem_free(data_);

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,23 +26,14 @@ struct Row {
   std::string algorithm;  // the one the library used (hcomm_comm_query_algorithm)
 };
 
-class AlignedBuffer {
+// A buffer of the kind --buffers names (malloc'd, 64-byte aligned, by
+// default): freed, and deregistered, while the communicator lives.
+class Buffer {
  public:
-  explicit AlignedBuffer(size_t bytes);
-  void* data() const { return data_.get(); }
-
- private:
-  std::unique_ptr<void, decltype(&std::free)> data_;
-};
-
-// A message buffer of the kind --buffers names: freed, and deregistered,
-// with the benchmark, while the communicator lives.
-class MessageBuffer {
- public:
-  MessageBuffer(size_t bytes, Buffers kind, hcomm_comm_t comm);
-  ~MessageBuffer();
-  MessageBuffer(const MessageBuffer&) = delete;
-  MessageBuffer& operator=(const MessageBuffer&) = delete;
+  explicit Buffer(size_t bytes, Buffers kind = Buffers::Malloc, hcomm_comm_t comm = nullptr);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
   void* data() const { return data_; }
 
  private:
@@ -78,11 +68,11 @@ class Benchmark {
   size_t elem_size_;
   DataSpec spec_;  // this rank's part in every call
   std::vector<SweepPoint> points_;
-  Layout largest_;  // of the largest call: sizes the buffers
-  Layout layout_;   // of the size being measured
-  MessageBuffer input_;     // this rank's data, as filled
-  MessageBuffer recv_;      // the receive buffer (which holds the input too, in place)
-  AlignedBuffer expected_;  // the exact result
+  Layout largest_;   // of the largest call: sizes the buffers
+  Layout layout_;    // of the size being measured
+  Buffer input_;     // this rank's data, as filled
+  Buffer recv_;      // the receive buffer (which holds the input too, in place)
+  Buffer expected_;  // the exact result
 };
 
 }  // namespace hcomm::perf

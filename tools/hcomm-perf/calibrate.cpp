@@ -124,7 +124,7 @@ class Exchange {
 
   const Communicator& comm_;
   int next_, prev_;
-  AlignedBuffer send_, recv_;
+  Buffer send_, recv_;
 };
 
 // The ranks of each host: the levels of the communicator's topology document.

@@ -287,7 +287,7 @@ inline std::string usage_text(std::span<const std::string_view> collectives) {
          "      --blocking, --nonblocking\n"
          "                           blocking calls, or the i-forms and hcomm_wait (default blocking)\n"
          "      --buffers KIND       malloc (default), alloc (hcomm_mem_alloc) or register\n"
-         "                           (malloc, then hcomm_mem_register): where the send and\n"
+         "                           (page-aligned, hcomm_mem_register'd): where the send and\n"
          "                           receive buffers come from; the last two are the zero-copy\n"
          "                           paths of ranks that map each other's memory\n"
          "      --json FILE          also write the rows to FILE as a JSON array\n"

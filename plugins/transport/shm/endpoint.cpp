@@ -164,11 +164,13 @@ Request& Endpoint::irecv(void* buf, size_t len, uint64_t tag) {
 }
 
 void Endpoint::read(void* local, uint64_t remote, size_t bytes) {
-  check_copy(net_.config().cma ? net_.cross_memory().read(peer_.pid, remote, local, bytes) : EPERM, "read", remote, bytes);
+  const int err = net_.config().cma ? net_.cross_memory().read(peer_.pid, remote, local, bytes) : EPERM;
+  check_copy(err, "read", remote, bytes);
 }
 
 void Endpoint::write(const void* local, uint64_t remote, size_t bytes) {
-  check_copy(net_.config().cma ? net_.cross_memory().write(peer_.pid, remote, local, bytes) : EPERM, "write", remote, bytes);
+  const int err = net_.config().cma ? net_.cross_memory().write(peer_.pid, remote, local, bytes) : EPERM;
+  check_copy(err, "write", remote, bytes);
 }
 
 void Endpoint::check_copy(int err, const char* verb, uint64_t remote, size_t bytes) {
