@@ -33,14 +33,34 @@ Endpoint::Endpoint(Net& net, int peer_rank, const PeerAddress& peer) : net_(net)
                        "transport in common? see HCOMM_UCX_TLS)",
                        peer_rank, ucs_status_string(status));
   net.adopt_ep(ep_, this);
+  // A wireup lane answers flush with "no resource" until it is connected, so
+  // this flush completes only when every lane to the peer is set up.
+  ucp_request_param_t flush{.op_attr_mask = 0};
+  ucs_status_ptr_t flushed = ucp_ep_flush_nbx(ep_, &flush);
+  if (UCS_PTR_IS_ERR(flushed)) {
+    release_ep(true);
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "ucx: connect: setting up the connection to rank %d failed: %s", peer_rank,
+                       ucs_status_string(UCS_PTR_STATUS(flushed)));
+  }
+  wireup_ = flushed;
 }
 
 Endpoint::~Endpoint() {
   for (Request* request : pending_) request->endpoint = nullptr;
+  if (wireup_) ucp_request_free(wireup_);  // UCX releases it when the closed endpoint ends it
 }
 
-bool Endpoint::ready() const {
+bool Endpoint::ready() {
   check_usable("ep_ready");
+  if (!wireup_) return true;
+  ucs_status_t status = ucp_request_check_status(wireup_);
+  if (status == UCS_INPROGRESS) return false;
+  ucp_request_free(wireup_);
+  wireup_ = nullptr;
+  if (status != UCS_OK) {
+    fail(format("ucx: the connection to rank %d could not be set up: %s", peer_rank_, ucs_status_string(status)));
+    check_usable("ep_ready");
+  }
   return true;
 }
 

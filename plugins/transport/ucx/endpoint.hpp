@@ -30,8 +30,10 @@ class Endpoint {
   // The pidfd of a peer on this host, else -1.
   int process_fd() const { return process_ ? process_->fd() : -1; }
 
-  // UCX connects in the background: ready at once, unless it failed.
-  bool ready() const;
+  // UCX connects in the background; ready once its wireup is complete
+  // (a flush posted at creation finished), so that a peer dying later never
+  // finds the endpoint half set up (UCX 1.13 aborts the survivor then).
+  bool ready();
   Request* isend(const void* buf, size_t len, uint64_t tag);
   Request* irecv(void* buf, size_t len, uint64_t tag);
 
@@ -69,6 +71,7 @@ class Endpoint {
   Net& net_;
   const int peer_rank_;
   ucp_ep_h ep_ = nullptr;
+  void* wireup_ = nullptr;  // the flush that completes with UCX's wireup, until ready sees it
   std::unique_ptr<PeerProcess> process_;
   State state_ = State::kReady;
   std::string error_;  // HCOMM_ERR_REMOTE's text once the peer closed or failed

@@ -14,6 +14,7 @@ void run_truncation(RankContext& ctx);
 void run_retry(RankContext& ctx);
 void run_wait(RankContext& ctx);
 void run_peer_death(RankContext& ctx);
+void run_quiet_death(RankContext& ctx);
 void run_close(RankContext& ctx);
 void run_drain(RankContext& ctx);
 void run_sent_then_died(RankContext& ctx);

@@ -53,19 +53,18 @@ void check_error(const std::string& what, hcomm_result_t status, const std::stri
   ::_exit(1);  // unreachable: SIGKILL cannot be caught
 }
 
-}  // namespace
-
 // The last rank dies with SIGKILL while every other rank has a receive posted
 // from it and a send to it in flight; each survivor must see HCOMM_ERR_REMOTE
-// on them within kDetectLimit, with a text that names the rank. A message
-// each way first sets the connections up, so that the death comes in the
-// middle of a transfer rather than of a connection's set-up (where UCX 1.13
-// aborts the survivor on an assertion in its wire-up).
-void run_peer_death(RankContext& ctx) {
+// on them within kDetectLimit, with a text that names the rank. With
+// `hello`, a message each way first, so that the death comes in the middle
+// of a transfer; without, the victim dies as soon as its endpoints are
+// ready and the survivors' first messages go to a dead peer (UCX 1.13 aborts
+// a survivor whose endpoint is still in its wire-up then).
+void run_death(RankContext& ctx, bool hello_first) {
   RankTransport& s = ctx.transport;
   int victim = ctx.nranks - 1;
   s.start();
-  {
+  if (hello_first) {
     TransferSet hello(s);
     std::vector<uint64_t> out(ctx.nranks, 1), in(ctx.nranks, 0);
     for (int peer = 0; peer < ctx.nranks; ++peer) {
@@ -115,5 +114,10 @@ void run_peer_death(RankContext& ctx) {
   s.close();
   s.finalize();
 }
+
+}  // namespace
+
+void run_peer_death(RankContext& ctx) { run_death(ctx, true); }
+void run_quiet_death(RankContext& ctx) { run_death(ctx, false); }
 
 }  // namespace hcomm::tcheck
