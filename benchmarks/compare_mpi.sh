@@ -16,7 +16,10 @@
 #
 # Installs nothing; needs Open MPI (Debian: openmpi-bin libopenmpi-dev) and
 # MPICH (mpich libmpich-dev). Environment: WARMUP (10), ITERS (50),
-# MAX_BYTES (64M), ROUNDS (3). Run it on a quiet machine: small sizes are sensitive to load.
+# MAX_BYTES (64M), ROUNDS (3), INPUTS (reused: the same input every call;
+# fresh: rewritten before each call, untimed, as a training step's gradients
+# are; see the benchmark). Run it on a quiet machine: small sizes are
+# sensitive to load.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -25,6 +28,7 @@ warmup=${WARMUP:-10}
 rounds=${ROUNDS:-3}
 iters=${ITERS:-50}
 max_bytes=${MAX_BYTES:-64M}
+inputs=${INPUTS:-reused}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -40,7 +44,7 @@ if ((${#missing[@]})); then
 fi
 
 bench=$root/benchmarks/mpi/allreduce_bench.c
-args=(8 "$max_bytes" "$warmup" "$iters")
+args=(8 "$max_bytes" "$warmup" "$iters" "$inputs")
 cflags=(-std=c11 -O2 -Wall -Wextra)
 mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
 mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
@@ -75,7 +79,7 @@ echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); $(mpirun.openmpi --version | head -1);" \
   "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')"
-echo "2 ranks, allreduce of float32 sum; times in microseconds, the median of $iters calls after $warmup warm-ups" \
+echo "2 ranks, allreduce of float32 sum, $inputs inputs; times in microseconds, the median of $iters calls after $warmup warm-ups" \
   "(the slowest rank's), the best of $rounds rounds that run the three in turn."
 echo
 echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"

@@ -7,10 +7,17 @@
  * of small calls, before the sweep; after the timed calls of each size one
  * more call is checked element by element.
  *
- *   mpicc allreduce_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS]
+ * INPUTS says what the input holds at each call: `reused`, the same data
+ * every time (as the OSU benchmarks and most MPI benchmarks keep it), or
+ * `fresh`, rewritten before each call outside the timed part (as a training
+ * step's gradients are). They differ for a library that reads its peers'
+ * inputs where they lie: an input that never changes stays in the reader's
+ * cache from one call to the next, a rewritten one comes from the writer's.
+ *
+ *   mpicc allreduce_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS]
  *   cc -DBENCH_HCOMM allreduce_bench.c -lhcomm; hcomm-run -n 2 a.out [...]
  *
- * Defaults 8 64M 10 50; sizes take K, M, G suffixes (powers of 1024).
+ * Defaults 8 64M 10 50 reused; sizes take K, M, G suffixes (powers of 1024).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdio.h>
@@ -116,6 +123,11 @@ static void settle(double duration) {
   }
 }
 
+/* Writes every element of the input, so that its cache lines are this rank's. */
+static void rewrite(float* send, size_t count, long it) {
+  for (size_t i = 0; i < count; ++i) send[i] = (float)(it & 7);
+}
+
 /* Each rank contributes rank + 1 + (i mod 7): small integers, so that the sum
  * is exact in float32 whatever the order. Returns the wrong elements. */
 static long check(float* send, float* recv, size_t count, int rank, int nranks) {
@@ -131,8 +143,12 @@ int main(int argc, char** argv) {
   start(&argc, &argv, &rank, &nranks);
   const long min_bytes = arg(argc, argv, 1, 8), max_bytes = arg(argc, argv, 2, 64L << 20);
   const long warmup = arg(argc, argv, 3, 10), iters = arg(argc, argv, 4, 50);
-  if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1) {
-    if (rank == 0) fprintf(stderr, "usage: allreduce_bench [MIN MAX WARMUP ITERS] (MIN >= 4 bytes, ITERS >= 1)\n");
+  const char* inputs = argc > 5 ? argv[5] : "reused";
+  const int fresh = strcmp(inputs, "fresh") == 0;
+  if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1 ||
+      (!fresh && strcmp(inputs, "reused") != 0)) {
+    if (rank == 0)
+      fprintf(stderr, "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh]] (MIN >= 4 bytes, ITERS >= 1)\n");
     quit(2);
   }
   float* send = malloc((size_t)max_bytes);
@@ -145,13 +161,15 @@ int main(int argc, char** argv) {
   memset(send, 0, (size_t)max_bytes);
   memset(recv, 0, (size_t)max_bytes);
   settle(1.0);
-  if (rank == 0) printf("# %d ranks; size(B) median(us) mean(us), the largest over the ranks\n", nranks);
+  if (rank == 0)
+    printf("# %d ranks, %s inputs; size(B) median(us) mean(us), the largest over the ranks\n", nranks, inputs);
   long wrong = 0;
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const size_t count = (size_t)bytes / sizeof(float);
     barrier();
     double total = 0;
     for (long it = 0; it < warmup + iters; ++it) {
+      if (fresh) rewrite(send, count, it);
       const double t0 = seconds();
       allreduce_floats(send, recv, count);
       const double elapsed = seconds() - t0;

@@ -184,6 +184,24 @@ case_buffers() {
   [ "$(rows | wc -l)" -eq 4 ] || fail "expected 4 rows of the registered sweep"
 }
 
+# --fresh-inputs: the inputs written before every call (peers that read them
+# in place then find them just written); every element still checked, and
+# the header and the JSON say so.
+case_fresh_inputs() {
+  local kind transport
+  for kind in malloc register; do
+    for transport in shm tcp; do
+      HCOMM_TRANSPORTS=$transport perf 3 -c allreduce -d int32 -o sum -b 1 -e 4M -f 32 -w 1 -n 3 \
+        --buffers "$kind" --fresh-inputs --json "$WORK/rows.json"
+      expect_rc 0
+      expect_rows 5
+      head -1 "$WORK/out" | grep -qF ", inputs written before each call;" ||
+        fail "the header does not say the inputs are written ($kind $transport)"
+      [ "$(grep -c '"fresh_inputs": true' "$WORK/rows.json")" -eq 5 ] || fail "JSON fresh_inputs ($kind $transport)"
+    done
+  done
+}
+
 # Every rank line of the score map that rank 0 logs once.
 case_score_map() {
   HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO perf 3 -c barrier -w 0 -n 1

@@ -46,7 +46,15 @@ TEST(PerfOptions, Defaults) {
   EXPECT_TRUE(o.blocking);
   EXPECT_TRUE(o.json_path.empty());
   EXPECT_EQ(o.buffers, Buffers::Malloc);
+  EXPECT_FALSE(o.fresh_inputs);
   EXPECT_FALSE(o.help);
+}
+
+TEST(PerfOptions, FreshInputs) {
+  EXPECT_TRUE(parse({"--fresh-inputs"}).fresh_inputs);
+  EXPECT_TRUE(parse({"--buffers", "register", "--fresh-inputs"}).fresh_inputs);
+  EXPECT_EQ(usage_error({"--fresh-inputs=1"}).rfind("--fresh-inputs", 0), 0u);
+  EXPECT_NE(usage_text(kCollectives).find("--fresh-inputs"), std::string::npos);
 }
 
 TEST(PerfOptions, Buffers) {

@@ -30,6 +30,14 @@ Layout largest_layout(const Options& options, const Collective& collective, cons
   return collective.layout(spec, count, options.inplace);
 }
 
+// A store to every cache line of the buffer, each byte keeping its value:
+// the lines are this rank's, modified, as after the computation that made
+// the data.
+void touch_lines(void* data, size_t bytes) {
+  auto* bytes_of = static_cast<volatile unsigned char*>(data);
+  for (size_t i = 0; i < bytes; i += 64) bytes_of[i] = bytes_of[i];
+}
+
 }  // namespace
 
 Buffer::Buffer(size_t bytes, Buffers kind, hcomm_comm_t comm) : kind_(kind), comm_(comm) {
@@ -120,13 +128,17 @@ Row Benchmark::measure_point(const SweepPoint& point, const std::string& algorit
 // With checking, the result starts as the complement of the expected
 // result, so that an element the call did not write is wrong. In place, the
 // input is then restored where the layout puts it (the last call overwrote
-// it). Only the call itself is timed.
+// it); with --fresh-inputs every line of the input is written. Only the call
+// itself is timed.
 Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
   auto* buffer = static_cast<unsigned char*>(recv_.data());
   void* recv = buffer + layout_.recv_offset * elem_size_;
   void* send = layout_.in_place ? buffer + layout_.send_offset * elem_size_ : input_.data();
   if (options_.check) write_complement(recv, expected_.data(), layout_.result * elem_size_);
-  if (layout_.in_place) std::memcpy(send, input_.data(), layout_.input * elem_size_);
+  if (layout_.in_place)
+    std::memcpy(send, input_.data(), layout_.input * elem_size_);
+  else if (options_.fresh_inputs)
+    touch_lines(send, layout_.input * elem_size_);
   const CallArgs args{.send = send,
                       .recv = recv,
                       .count = point.count,

@@ -87,6 +87,7 @@ struct Options {
   bool check = true;
   bool blocking = true;
   Buffers buffers = Buffers::Malloc;
+  bool fresh_inputs = false;      // every cache line of the input written before each call (untimed)
   std::string json_path;          // empty: no JSON file
   std::string algorithm;          // --algo: forced for the timed calls; empty: the library's choice
   bool sweep_algorithms = false;  // every algorithm forced in turn, then the library's choice
@@ -182,7 +183,7 @@ inline std::string non_empty(std::string_view text, std::string_view option, con
   return std::string(text);
 }
 
-inline constexpr std::array<OptionSpec, 22> kOptionSpecs = {{
+inline constexpr std::array<OptionSpec, 23> kOptionSpecs = {{
     {'c', "collective", true, [](Options& o, std::string_view v, std::string_view) { o.collective = v; }},
     {'b', "minbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.min_bytes = parse_size(v, n); }},
     {'e', "maxbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.max_bytes = parse_size(v, n); }},
@@ -215,6 +216,7 @@ inline constexpr std::array<OptionSpec, 22> kOptionSpecs = {{
     {0, "nonblocking", false, [](Options& o, std::string_view, std::string_view) { o.blocking = false; }},
     {0, "buffers", true,
      [](Options& o, std::string_view v, std::string_view n) { o.buffers = parse_name(kBuffers, v, n).buffers; }},
+    {0, "fresh-inputs", false, [](Options& o, std::string_view, std::string_view) { o.fresh_inputs = true; }},
     {'h', "help", false, [](Options& o, std::string_view, std::string_view) { o.help = true; }},
 }};
 
@@ -290,6 +292,9 @@ inline std::string usage_text(std::span<const std::string_view> collectives) {
          "                           (page-aligned, hcomm_mem_register'd): where the send and\n"
          "                           receive buffers come from; the last two are the zero-copy\n"
          "                           paths of ranks that map each other's memory\n"
+         "      --fresh-inputs       write the input before each call, untimed, as a training\n"
+         "                           step writes its gradients (default: the same input every\n"
+         "                           call, which a peer that reads it in place may keep cached)\n"
          "      --json FILE          also write the rows to FILE as a JSON array\n"
          "      --algo NAME          force algorithm NAME for the collective (hcomm-info lists\n"
          "                           them); an error where NAME does not serve it\n"
