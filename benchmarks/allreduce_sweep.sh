@@ -5,8 +5,10 @@
 # the tool's tables with the command above each. Over shm once per buffer
 # kind in BUFFERS (hcomm-perf --buffers; "malloc register" runs both the
 # copy by address and the zero-copy path); tcp maps nothing, so malloc only.
+# INPUTS=fresh writes the input before each call (hcomm-perf --fresh-inputs).
 #
-#   benchmarks/allreduce_sweep.sh [BUILD]   (environment: WARMUP (3), ITERS (10), ROUNDS (1), BUFFERS (malloc))
+#   benchmarks/allreduce_sweep.sh [BUILD]
+#   (environment: WARMUP (3), ITERS (10), ROUNDS (1), BUFFERS (malloc), INPUTS (reused))
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -20,6 +22,7 @@ for n in 2 4; do
     for b in "${runs[@]}"; do
       args=(-c allreduce -b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --sweep-algos --rounds "${ROUNDS:-1}")
       [ "$b" = malloc ] || args+=(--buffers "$b")
+      [ "${INPUTS:-reused}" = fresh ] && args+=(--fresh-inputs)
       echo
       echo "### $n ranks, $t$([ "$b" = malloc ] || echo ", --buffers $b")"
       echo
