@@ -80,11 +80,12 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   expose(p.recv, buffers.recv, schedule.recv_bytes);
   // Peers would copy a SEND they cannot map by address (cross-memory attach:
   // a system call, pinned pages, the kernel's copy). Where it fits this call's
-  // half and no step uses the half, one copy into it, which every peer maps,
-  // is faster (2 ranks, malloc'd buffers: 8 KiB 4.9 -> 1.4 us, 512 KiB 156 ->
-  // 100 us). Steps have not run yet, so SEND still holds the input in place.
-  if (schedule.peers_read_send && schedule.window_extent == 0 && p.send.bytes && p.send.mapped.bytes == 0 &&
-      p.send.bytes <= io->window_bytes()) {
+  // half below every byte the steps use, one copy into it, which every peer
+  // maps, is faster (2 ranks, malloc'd buffers: 8 KiB 4.9 -> 1.4 us, 512 KiB
+  // 156 -> 100 us). Steps have not run yet, so SEND still holds the input in
+  // place.
+  if (schedule.peers_read_send && p.send.bytes && p.send.mapped.bytes == 0 && p.send.bytes <= io->window_bytes() &&
+      p.send.bytes <= schedule.window_base) {
     device::copy(window(), buffers.send, p.send.bytes);
     p.send.in_window = 1;
   }

@@ -125,6 +125,7 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
     if (r.buffer == HCOMM_BUF_WINDOW) {
       if (r.offset > UINT64_MAX - bytes) fail(i, "buffer reference out of range");
       s.window_extent = std::max(s.window_extent, r.offset + bytes);
+      s.window_base = std::min(s.window_base, r.offset);
       s.mapped = true;
       return;
     }
@@ -139,7 +140,10 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
   auto check_peer_ref = [&](size_t i, const hcomm_bufref_t& r, uint64_t bytes) {
     if (r.buffer == HCOMM_BUF_SCRATCH || r.buffer > HCOMM_BUF_WINDOW) fail(i, "a peer's buffer that is not SEND, RECV or WINDOW");
     if (r.offset > UINT64_MAX - bytes) fail(i, "buffer reference out of range");
-    if (r.buffer == HCOMM_BUF_WINDOW) s.window_extent = std::max(s.window_extent, r.offset + bytes);
+    if (r.buffer == HCOMM_BUF_WINDOW) {
+      s.window_extent = std::max(s.window_extent, r.offset + bytes);
+      s.window_base = std::min(s.window_base, r.offset);
+    }
   };
   if (!std::has_single_bit(es))
     HCOMM_THROW(HCOMM_ERR_INTERNAL, "schedule of %s: element size %zu is not a power of two", s.algorithm.c_str(), es);
@@ -149,6 +153,7 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
   s.mapped = false;
   s.peers_read_send = false;
   s.window_extent = 0;
+  s.window_base = UINT64_MAX;
   s.staging_offset.assign(s.steps.size(), 0);
   s.staging_slot.assign(s.steps.size(), 0);
   for (size_t i = 0; i < s.steps.size(); ++i) {

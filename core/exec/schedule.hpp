@@ -68,6 +68,7 @@ struct Schedule {
   // for a SIGNAL, the previous SIGNAL step of that pair (raised in order).
   bool mapped = false;
   uint64_t window_extent = 0;
+  uint64_t window_base = UINT64_MAX;  // the lowest window byte the steps reach; UINT64_MAX: none
   std::vector<uint32_t> signal_base;
   std::vector<int32_t> previous_signal;
   // Every step is local or mapped, and every SIGNAL depends, through its
@@ -77,7 +78,7 @@ struct Schedule {
   bool in_order = false;
   // A step loads a peer's SEND. The schedules that do are symmetric: the
   // peers load this rank's SEND too (MappedCall::begin may then offer it a
-  // copy in the window).
+  // copy in the window, below window_base).
   bool peers_read_send = false;
 
   StatePool pool;

@@ -2,8 +2,8 @@
 //
 //   hcomm_direct_test ALGORITHM
 //
-// Allreduces of every size class (0, 1, 7 and 1027 elements, just under and
-// over the window, several windows, 1M+5 elements) on buffers from malloc,
+// Allreduces of every size class (0, 1, 7 and 1027 elements, a quarter of the
+// window, just under and over it, several windows, 1M+5 elements) on buffers from malloc,
 // from hcomm_mem_alloc and registered with hcomm_mem_register, in place and
 // not, over a spread of dtypes and ops; each call runs twice (the second
 // finds the registrations and mappings of the first). Every element of every
@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
   for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered}) {
     for (const Work& w : works) {
       const size_t per_window = window / hcomm_dtype_size(w.dtype);
-      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}, per_window - 1, per_window + 1,
-                           3 * per_window + 5})
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}, per_window / 4 + 3, per_window - 1,
+                           per_window + 1, 3 * per_window + 5})
         for (bool in_place : {false, true}) run_case(job, algorithm, memory, count, w, in_place);
     }
     for (bool in_place : {false, true})

@@ -18,13 +18,21 @@ namespace {
 // Every rank exposes SEND (kInputReady at once) and combines its slice from
 // every rank's SEND into its RECV (through scratch when in place: the first
 // load would overwrite its own input there), announces it (kSliceReduced)
-// and loads every other slice from its owner's RECV. Its own SEND and RECV
-// are read until every peer says kDoneReading.
+// and loads every other slice from its owner. Where the message fits twice
+// in a window half, a slice is published in its owner's window, above the
+// room the core keeps there for a copy of a SEND peers cannot map, so that
+// gathering it needs no copy by address from a malloc'd RECV; else peers
+// load it from RECV. Its own SEND and RECV are read until every peer says
+// kDoneReading.
 void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   const size_t es = call.args.dtype_size;
   const BlockPartition blocks(call.args.count, call.nranks, es);
   const int me = call.rank;
+  const bool via_window = call.bytes <= direct.view.window_bytes / 2;
+  const auto published = [&](uint64_t off) {
+    return via_window ? at(HCOMM_BUF_WINDOW, call.bytes + off) : at(HCOMM_BUF_RECV, off);
+  };
   signal_all(call, out, kInputReady, -1);
   int32_t last_read = -1;
   if (const uint64_t bytes = blocks.bytes(me)) {
@@ -34,23 +42,22 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
     const hcomm_bufref_t slice = at(in_place ? HCOMM_BUF_SCRATCH : HCOMM_BUF_RECV, in_place ? 0 : off);
     last_read = reduce_from_all(call, out, at(HCOMM_BUF_SEND, off), slice, bytes, -1, false);
     int32_t ready = last_read;
-    if (in_place) {
-      hcomm_step_t copy = {.kind = HCOMM_STEP_COPY,
-                           .src = slice,
-                           .dst = at(HCOMM_BUF_RECV, off),
-                           .bytes = bytes,
-                           .nchunks = out.chunks(bytes, es)};
+    const auto copy_to = [&](hcomm_bufref_t dst) {
+      hcomm_step_t copy = {
+          .kind = HCOMM_STEP_COPY, .src = slice, .dst = dst, .bytes = bytes, .nchunks = out.chunks(bytes, es)};
       wait_chunkwise(copy, last_read);
-      ready = out.add(copy);
-    }
+      return out.add(copy);
+    };
+    if (in_place) ready = copy_to(at(HCOMM_BUF_RECV, off));
+    if (via_window) ready = copy_to(published(off));
     signal_all(call, out, kSliceReduced, ready);
   }
   for (int k = 1; k < call.nranks; ++k) {
     const int p = (me + k) % call.nranks;
     const uint64_t bytes = blocks.bytes(p), off = blocks.offset(p);
     if (bytes == 0) continue;
-    hcomm_step_t s = read_step(call, p, at(HCOMM_BUF_RECV, off), at(HCOMM_BUF_RECV, off), bytes, out.chunks(bytes, es),
-                               false, false);
+    hcomm_step_t s =
+        read_step(call, p, published(off), at(HCOMM_BUF_RECV, off), bytes, out.chunks(bytes, es), false, false);
     wait_whole(s, wait_for(out, p, kSliceReduced, -1));
     if (last_read >= 0) wait_whole(s, last_read);
     last_read = out.add(s);
