@@ -59,7 +59,7 @@ bool Endpoint::ready() {
   wireup_ = nullptr;
   if (status != UCS_OK) {
     fail(format("ucx: the connection to rank %d could not be set up: %s", peer_rank_, ucs_status_string(status)));
-    check_usable("ep_ready");
+    throw plugin::Error(HCOMM_ERR_REMOTE, error_);
   }
   return true;
 }
