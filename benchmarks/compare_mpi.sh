@@ -79,8 +79,8 @@ echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); $(mpirun.openmpi --version | head -1);" \
   "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')"
-echo "2 ranks, allreduce of float32 sum, $inputs inputs; times in microseconds, the median of $iters calls after $warmup warm-ups" \
-  "(the slowest rank's), the best of $rounds rounds that run the three in turn."
+echo "2 ranks, allreduce of float32 sum, $inputs inputs; times in microseconds, the median of $iters calls" \
+  "after $warmup warm-ups (the slowest rank's), the best of $rounds rounds that run the three in turn."
 echo
 echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"

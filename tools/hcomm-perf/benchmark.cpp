@@ -32,10 +32,12 @@ Layout largest_layout(const Options& options, const Collective& collective, cons
 
 // A store to every cache line of the buffer, each byte keeping its value:
 // the lines are this rank's, modified, as after the computation that made
-// the data.
+// the data. The last byte too: a buffer that starts inside a line ends in one
+// that the 64-byte steps may miss.
 void touch_lines(void* data, size_t bytes) {
   auto* bytes_of = static_cast<volatile unsigned char*>(data);
   for (size_t i = 0; i < bytes; i += 64) bytes_of[i] = bytes_of[i];
+  if (bytes) bytes_of[bytes - 1] = bytes_of[bytes - 1];
 }
 
 }  // namespace

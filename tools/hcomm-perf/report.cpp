@@ -94,15 +94,14 @@ void Report::write_json() const {
     const Row& row = rows_[i];
     std::fprintf(f,
                  "%s\n  {\"collective\": \"%s\", \"dtype\": %s, \"op\": %s, \"root\": %s, \"ranks\": %d, "
-                 "\"inplace\": %s, \"blocking\": %s, \"buffers\": \"%s\", \"fresh_inputs\": %s, \"size_bytes\": %zu, \"count\": %zu, "
-                 "\"time_us\": %.3f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"wrong\": %s, \"algorithm\": \"%s\", "
-                 "\"forced\": %s}",
+                 "\"inplace\": %s, \"blocking\": %s, \"buffers\": \"%s\", \"fresh_inputs\": %s, "
+                 "\"size_bytes\": %zu, \"count\": %zu, \"time_us\": %.3f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, "
+                 "\"wrong\": %s, \"algorithm\": \"%s\", \"forced\": %s}",
                  i == 0 ? "" : ",", std::string(collective_.name).c_str(), json_string_or_null(columns_.dtype).c_str(),
                  json_string_or_null(columns_.op).c_str(), collective_.uses_root ? columns_.root.c_str() : "null",
                  nranks_, options_.inplace ? "true" : "false", options_.blocking ? "true" : "false",
                  std::string(buffers_info(options_.buffers).name).c_str(), options_.fresh_inputs ? "true" : "false",
-                 row.bytes,
-                 row.count, row.time_us, row.algbw_gbps, row.busbw_gbps,
+                 row.bytes, row.count, row.time_us, row.algbw_gbps, row.busbw_gbps,
                  columns_.checked ? std::to_string(row.wrong).c_str() : "null", row.algorithm.c_str(),
                  json_string_or_null(options_.algorithm.empty() ? kNone : options_.algorithm).c_str());
   }
