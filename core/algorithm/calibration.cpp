@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -11,32 +12,40 @@ namespace hcomm::algorithm {
 
 namespace {
 
-constexpr size_t kBytes = size_t{8} << 20;  // per buffer: eight times a 1 MiB L2
-constexpr int kPasses = 9;
-
 template <class F>
-double median_us_per_byte(F&& pass) {
+double median_us_per_byte(size_t bytes, int passes, F&& pass) {
   pass();
-  std::vector<double> us(kPasses);
+  std::vector<double> us(passes);
   for (double& t : us) {
     const auto start = std::chrono::steady_clock::now();
     pass();
     t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   }
-  std::nth_element(us.begin(), us.begin() + kPasses / 2, us.end());
-  return us[kPasses / 2] / kBytes;
+  std::nth_element(us.begin(), us.begin() + passes / 2, us.end());
+  return us[passes / 2] / bytes;
 }
 
 }  // namespace
 
-LocalRates measure_local_rates() {
-  const size_t count = kBytes / sizeof(float);
+LocalRates measure_local_rates(size_t bytes, int passes) {
+  const size_t count = std::max<size_t>(bytes / sizeof(float), 1);
+  bytes = count * sizeof(float);
+  passes = std::max(passes, 1);
   std::vector<float> a(count, 1.0f), b(count, 2.0f), dst(count);
   return LocalRates{
       .reduce_us_per_byte = median_us_per_byte(
-          [&] { device::reduce(HCOMM_FLOAT32, HCOMM_SUM, dst.data(), a.data(), b.data(), count, 0); }),
-      .copy_us_per_byte = median_us_per_byte([&] { std::memcpy(dst.data(), a.data(), kBytes); }),
+          bytes, passes, [&] { device::reduce(HCOMM_FLOAT32, HCOMM_SUM, dst.data(), a.data(), b.data(), count, 0); }),
+      .copy_us_per_byte = median_us_per_byte(bytes, passes, [&] { std::memcpy(dst.data(), a.data(), bytes); }),
   };
+}
+
+double reduce_to_copy_ratio() {
+  static const double ratio = [] {
+    const LocalRates r = measure_local_rates(size_t{1} << 20, 5);
+    const double measured = r.copy_us_per_byte > 0 ? r.reduce_us_per_byte / r.copy_us_per_byte : 1.0;
+    return std::isfinite(measured) ? std::clamp(measured, 0.5, 4.0) : 1.0;
+  }();
+  return ratio;
 }
 
 }  // namespace hcomm::algorithm

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/algorithm/calibration.hpp"
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
 #include "core/common/settings.hpp"
@@ -23,20 +24,24 @@ struct AddressSlot {
 
 using Clock = std::chrono::steady_clock;
 
-// Loads and stores through mapped memory, as the direct algorithms' costs see
-// them: a flag raised and seen across cores, a byte loaded from a peer (about
-// 16 GB/s), a byte combined (about 20 GB/s, as the links' model has it). Fit
-// to allreduces of 2 and 4 ranks on the 2-core development VM, on the scale
-// of the shm link's model (which the other algorithms' costs use), so that
-// the selector ranks them as they measure.
-constexpr hcomm_link_model_t kMappedModel = {
-    .alpha_us = 0.3, .beta_us_per_byte = 1.0 / 16e3, .gamma_us_per_byte = 1.0 / 20e3};
+// A byte copied through memory, about 16 GB/s: the scale of the links' models
+// (the transports' bandwidths) and of loads through mapped memory.
+constexpr double kCopyUsPerByte = 1.0 / 16e3;
 
-hcomm_link_model_t model_of(double bandwidth_gbps, double latency_us) {
+// A byte combined costs what this machine's ranks measure against a copy
+// (algorithm::reduce_to_copy_ratio, the slowest rank's): one_shot combines
+// all of the message on every rank, two_shot, ring and the others a share
+// each, and which is the faster turns on it.
+hcomm_link_model_t model_of(double bandwidth_gbps, double latency_us, double reduce_to_copy) {
   return {.alpha_us = latency_us,
           .beta_us_per_byte = bandwidth_gbps > 0 ? 1.0 / (bandwidth_gbps * 1e3) : 0,
-          .gamma_us_per_byte = 1.0 / 20e3};  // about 20 GB/s of reduction traffic on one core
+          .gamma_us_per_byte = reduce_to_copy * kCopyUsPerByte};
 }
+
+// Loads and stores through mapped memory, as the direct algorithms' costs see
+// them: a flag raised and seen across cores, a byte loaded from a peer. Fit to
+// allreduces of 2 and 4 ranks on the 2-core development VM.
+constexpr double kMappedGbps = 16, kMappedFlagUs = 0.3;
 
 }  // namespace
 
@@ -180,12 +185,14 @@ void Peers::agree_on_models() {
   struct Worst {
     double bandwidth[2] = {0, 0};  // [0] of one host, [1] between hosts; 0: no such link
     double latency[2] = {0, 0};
+    double reduce_to_copy = 0;
   };
   auto merge = [](Worst& into, int level, double bw, double lat) {
     into.bandwidth[level] = into.bandwidth[level] == 0 ? bw : std::min(into.bandwidth[level], bw);
     into.latency[level] = std::max(into.latency[level], lat);
   };
   Worst mine;
+  mine.reduce_to_copy = algorithm::reduce_to_copy_ratio();
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     const int level = topology_.same_host(rank_, p) ? 0 : 1;
@@ -195,17 +202,23 @@ void Peers::agree_on_models() {
   std::vector<Worst> all(size_);
   bootstrap_.allgather(&mine, sizeof mine, all.data());
   Worst worst;
-  for (const Worst& w : all)
+  for (const Worst& w : all) {
+    worst.reduce_to_copy = std::max(worst.reduce_to_copy, w.reduce_to_copy);
     for (int level = 0; level < 2; ++level)
       if (w.bandwidth[level] > 0) merge(worst, level, w.bandwidth[level], w.latency[level]);
+  }
   const bool has[2] = {worst.bandwidth[0] > 0, worst.bandwidth[1] > 0};
   for (int level = 0; level < 2; ++level)
     if (!has[level] && has[1 - level])
       worst.bandwidth[level] = worst.bandwidth[1 - level], worst.latency[level] = worst.latency[1 - level];
-  intra_ = model_of(worst.bandwidth[0], worst.latency[0]);
-  inter_ = model_of(worst.bandwidth[1], worst.latency[1]);
+  const double r = worst.reduce_to_copy;
+  intra_ = model_of(worst.bandwidth[0], worst.latency[0], r);
+  inter_ = model_of(worst.bandwidth[1], worst.latency[1], r);
   link_ = model_of(has[1] ? std::min(worst.bandwidth[0], worst.bandwidth[1]) : worst.bandwidth[0],
-                   std::max(worst.latency[0], worst.latency[1]));
+                   std::max(worst.latency[0], worst.latency[1]), r);
+  mapped_model_ = model_of(kMappedGbps, kMappedFlagUs, r);
+  HCOMM_INFO(INIT, "rank %d: a reduction costs %.2fx a copy (the slowest rank's; this rank measured %.2fx)", rank_, r,
+             mine.reduce_to_copy);
 }
 
 // Each rank knows its own links; the ranks all-gather them.
@@ -280,10 +293,10 @@ void Peers::map_windows() {
   }
   if (shared && !shared->maps_memory()) shared = nullptr;
   mapped_ = transport::MappedLinks::connect(shared, endpoints, bootstrap_, settings::get_size("HCOMM_WINDOW_BYTES"));
-  if (mapped_)
-    HCOMM_INFO(INIT, "rank %d maps the windows of all %d ranks (%llu bytes each call)%s", rank_, size_,
-               static_cast<unsigned long long>(mapped_->window_bytes()),
-               mapped_->peer_buffers() ? ", and copies from their buffers by address" : "");
+  if (!mapped_) return;
+  HCOMM_INFO(INIT, "rank %d maps the windows of all %d ranks (%llu bytes each call)%s", rank_, size_,
+             static_cast<unsigned long long>(mapped_->window_bytes()),
+             mapped_->peer_buffers() ? ", and copies from their buffers by address" : "");
 }
 
 const Peers::Link& Peers::link(int peer) const {
@@ -370,7 +383,7 @@ void Peers::describe_mapped(hcomm_comm_view_t& view) const {
                              (mapped_->peer_buffers() ? HCOMM_VIEW_PEER_BUFFERS : 0)
                        : 0;
   view.window_bytes = mapped_ ? mapped_->window_bytes() : 0;
-  view.mapped = mapped_ ? kMappedModel : link_;
+  view.mapped = mapped_ ? mapped_model_ : link_;
 }
 
 }  // namespace hcomm::comm

@@ -215,6 +215,25 @@ case_score_map() {
     fail "the thresholds profile is not the map"
 }
 
+# Each rank measures how much a reduction costs against a copy; every rank's
+# cost model takes the slowest rank's figure, whatever its own (over shm, and
+# over tcp, which maps nothing).
+case_reduction_cost() {
+  local transport
+  for transport in shm tcp; do
+    HCOMM_TRANSPORTS=$transport HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=INIT perf 3 -c barrier -w 0 -n 1
+    expect_rc 0
+    grep -E "a reduction costs [0-9.]+x a copy" "$WORK/err" |
+      sed -E 's/.*rank ([0-9]+): a reduction costs ([0-9.]+)x a copy .*this rank measured ([0-9.]+)x.*/\1 \2 \3/' \
+      >"$WORK/costs"
+    [ "$(wc -l <"$WORK/costs")" -eq 3 ] || fail "not one reduction cost per rank ($transport)"
+    [ "$(cut -d' ' -f1 "$WORK/costs" | sort -u | wc -l)" -eq 3 ] || fail "a rank logged twice ($transport)"
+    [ "$(cut -d' ' -f2 "$WORK/costs" | sort -u | wc -l)" -eq 1 ] || fail "the ranks disagree ($transport)"
+    awk '{ if ($2 + 0 < 0.5 || $2 + 0 > 4) exit 1; if ($3 > max) max = $3; agreed = $2 }
+         END { exit !(agreed == max) }' "$WORK/costs" || fail "not the slowest rank's figure in [0.5, 4] ($transport)"
+  done
+}
+
 # --calibrate writes a tune file that every later communicator takes.
 case_calibrate() {
   perf 2 --calibrate "$WORK/link.tune" -w 1 -n 5

@@ -240,6 +240,18 @@ TEST(Calibration, LocalRatesArePlausible) {
     EXPECT_LT(us_per_byte, 1.0);
     EXPECT_GT(us_per_byte, 1e-7);
   }
+  const algorithm::LocalRates small = algorithm::measure_local_rates(4096 + 3, 1);  // rounded down to whole floats
+  EXPECT_GT(small.reduce_us_per_byte, 0);
+  EXPECT_GT(small.copy_us_per_byte, 0);
+}
+
+// The selector's reduction cost, measured at the first call and then kept:
+// every communicator of the process ranks the algorithms alike.
+TEST(Calibration, ReduceToCopyRatioIsMeasuredOnceAndBounded) {
+  const double first = algorithm::reduce_to_copy_ratio();
+  EXPECT_GE(first, 0.5);
+  EXPECT_LE(first, 4.0);
+  EXPECT_EQ(algorithm::reduce_to_copy_ratio(), first);
 }
 
 }  // namespace
