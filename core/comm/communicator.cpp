@@ -46,6 +46,10 @@ bool host_oversubscribed(int ranks_here, const bootstrap::Locality& job) {
   if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) return false;
   return std::max(ranks_here, job.size) > CPU_COUNT(&cpus);
 }
+// A synchronisation on a host whose ranks outnumber its cores: a time slice
+// handed over rather than a cache line moved (4 ranks on 2 cores: one_shot
+// against two_shot, which synchronises once more, at 1-8 KiB).
+constexpr double kOversubscribedSyncUs = 3.0;
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 
 std::array<uint8_t, 16> random_key() {
@@ -215,7 +219,12 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
                          .intra = peers_->intra_model(),
                          .inter = peers_->inter_model()};
   peers_->describe_mapped(view);
-  if (oversubscribed_) view.flags |= HCOMM_VIEW_OVERSUBSCRIBED;
+  if (any_rank_oversubscribed()) {
+    // Every wait for a peer then waits for the scheduler to run it.
+    view.flags |= HCOMM_VIEW_OVERSUBSCRIBED;
+    for (hcomm_link_model_t* m : {&view.link, &view.intra, &view.inter, &view.mapped})
+      m->alpha_us = std::max(m->alpha_us, kOversubscribedSyncUs);
+  }
   view = algorithm::tuned_view(view);
   const uint64_t chunk_bytes = config_.chunk_bytes;
   selector_ = std::make_unique<algorithm::Selector>(view, algorithm::parse_tune(settings::get_string("HCOMM_TUNE")),
@@ -230,6 +239,13 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
 }
 
 // Rank 0 logs the hierarchy once.
+bool Communicator::any_rank_oversubscribed() {
+  const uint8_t mine = oversubscribed_;
+  std::vector<uint8_t> all(size_);
+  bootstrap_->allgather(&mine, sizeof mine, all.data());
+  return std::ranges::any_of(all, [](uint8_t o) { return o != 0; });
+}
+
 void Communicator::log_topology() const {
   if (rank_ != 0 || !log::enabled(HCOMM_LOG_INFO, log::TOPO)) return;
   auto list = [](const std::vector<int>& ranks) {

@@ -104,6 +104,9 @@ class Communicator {
   void release(exec::Operation* op);
   void check_usable() const;
   void log_topology() const;
+  // Whether any rank's host is oversubscribed; collective, so that every
+  // rank's cost model is the same.
+  bool any_rank_oversubscribed();
   [[noreturn]] void fail(const Error& e);
   [[noreturn]] void blame_oldest(const Error& e);
   Key key_of(const hcomm_coll_args_t& args) const;
