@@ -46,9 +46,9 @@ bool host_oversubscribed(int ranks_here, const bootstrap::Locality& job) {
   if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) return false;
   return std::max(ranks_here, job.size) > CPU_COUNT(&cpus);
 }
-// A synchronisation on a host whose ranks outnumber its cores: a time slice
-// handed over rather than a cache line moved (4 ranks on 2 cores: one_shot
-// against two_shot, which synchronises once more, at 1-8 KiB).
+// What a synchronisation costs on top when a host's ranks outnumber its
+// cores: a time slice handed over (4 ranks on 2 cores: one_shot against
+// two_shot, which synchronises once more, at 1-8 KiB).
 constexpr double kOversubscribedSyncUs = 3.0;
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 
@@ -223,7 +223,9 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
     // Every wait for a peer then waits for the scheduler to run it.
     view.flags |= HCOMM_VIEW_OVERSUBSCRIBED;
     for (hcomm_link_model_t* m : {&view.link, &view.intra, &view.inter, &view.mapped})
-      m->alpha_us = std::max(m->alpha_us, kOversubscribedSyncUs);
+      m->alpha_us += kOversubscribedSyncUs;
+    HCOMM_INFO(INIT, "rank %d: a host has more ranks than cores: a synchronisation costs %g us more in the cost model",
+               rank_, kOversubscribedSyncUs);
   }
   view = algorithm::tuned_view(view);
   const uint64_t chunk_bytes = config_.chunk_bytes;

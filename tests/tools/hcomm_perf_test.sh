@@ -234,6 +234,23 @@ case_reduction_cost() {
   done
 }
 
+# Ranks that outnumber the cores they may run on (here all on one) make every
+# synchronisation cost a time slice in the cost model, on every rank alike.
+case_oversubscribed() {
+  local line="a host has more ranks than cores: a synchronisation costs 3 us more in the cost model"
+  HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=INIT perf 2 -c barrier -w 0 -n 1
+  expect_rc 0
+  if [ "$(nproc)" -ge 2 ]; then
+    ! grep -qF "$line" "$WORK/err" || fail "2 ranks on $(nproc) cores taken for oversubscribed"
+  fi
+  HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=INIT taskset -c 0 "$RUN" -n 2 --timeout 50 "$PERF" -c allreduce -b 8 -e 1K -f 2 -w 0 -n 1 \
+    >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+  expect_rc 0
+  expect_rows 8
+  [ "$(grep -cF "$line" "$WORK/err")" -eq 2 ] || fail "not every rank took its synchronisations as oversubscribed"
+}
+
 # --calibrate writes a tune file that every later communicator takes.
 case_calibrate() {
   perf 2 --calibrate "$WORK/link.tune" -w 1 -n 5
