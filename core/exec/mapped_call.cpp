@@ -70,7 +70,7 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   auto expose = [&](window::Exposed& e, const void* ptr, uint64_t bytes) {
     e.address = reinterpret_cast<uintptr_t>(ptr);
     e.bytes = ptr ? bytes : 0;
-    e.in_window = 0;
+    e.in_window = e.hole_lo = e.hole_hi = 0;
     if (e.bytes)
       io->describe(ptr, bytes, &e.mapped);
     else
@@ -80,14 +80,24 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   expose(p.recv, buffers.recv, schedule.recv_bytes);
   // Peers would copy a SEND they cannot map by address (cross-memory attach:
   // a system call, pinned pages, the kernel's copy). Where it fits this call's
-  // half below every byte the steps use, one copy into it, which every peer
-  // maps, is faster (2 ranks, malloc'd buffers: 8 KiB 4.9 -> 1.4 us, 512 KiB
-  // 156 -> 100 us). Steps have not run yet, so SEND still holds the input in
-  // place.
-  if (schedule.peers_read_send && p.send.bytes && p.send.mapped.bytes == 0 && p.send.bytes <= io->window_bytes() &&
-      p.send.bytes <= schedule.window_base) {
-    device::copy(window(), buffers.send, p.send.bytes);
-    p.send.in_window = 1;
+  // half below every byte the steps use, or around the bytes this rank's own
+  // steps use, one copy into it, which every peer maps, is faster (2 ranks,
+  // malloc'd buffers: 8 KiB 4.9 -> 1.4 us, 512 KiB 156 -> 100 us). Steps have
+  // not run yet, so SEND still holds the input in place.
+  const uint64_t b = p.send.bytes;
+  if (schedule.peers_read_send && b && p.send.mapped.bytes == 0 && b <= io->window_bytes()) {
+    const bool below = b <= schedule.window_base;
+    const bool around = !schedule.stores_to_windows && schedule.own_window_lo < schedule.own_window_hi &&
+                        schedule.own_window_hi <= b;
+    if (below || around) {
+      const auto* send = static_cast<const uint8_t*>(buffers.send);
+      const uint64_t lo = below ? b : schedule.own_window_lo, hi = below ? b : schedule.own_window_hi;
+      device::copy(window(), send, lo);
+      device::copy(window() + hi, send + hi, b - hi);
+      p.send.in_window = 1;
+      p.send.hole_lo = lo;
+      p.send.hole_hi = hi;
+    }
   }
   p.call = call_;
   running_ = true;
@@ -117,11 +127,14 @@ const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t bu
                 "this call: a step may touch a peer's memory only after a WAIT for a SIGNAL the peer raised",
                 schedule_->algorithm.c_str(), peer);
   const window::Exposed& e = buffer == HCOMM_BUF_RECV ? p.recv : p.send;
-  b = {.call = call_, .address = e.address, .bytes = e.bytes, .mapped = nullptr, .lo = 0, .hi = 0};
+  b = {.call = call_, .address = e.address, .bytes = e.bytes, .mapped = nullptr, .lo = 0, .hi = 0, .hole_lo = 0,
+       .hole_hi = 0};
   if (e.in_window) {
     b.mapped = io_->half(peer, call_);
     b.lo = e.address;
     b.hi = e.address + e.bytes;
+    b.hole_lo = e.address + e.hole_lo;
+    b.hole_hi = e.address + e.hole_hi;
   } else if (e.mapped.bytes) {
     b.mapped = io_->map(peer, e.mapped);
     b.lo = e.mapped.address;
@@ -152,7 +165,10 @@ MappedCall::Span MappedCall::remote(int peer, const hcomm_bufref_t& ref, uint64_
     return {.peer = peer, .address = at, .bytes = bytes, .mapped = static_cast<const uint8_t*>(base), .lo = 0,
             .hi = limit};
   }
-  return {.peer = peer, .address = b->address + at, .bytes = bytes, .mapped = b->mapped, .lo = b->lo, .hi = b->hi};
+  const uint64_t address = b->address + at;
+  if (address < b->hole_hi && address + bytes > b->hole_lo)  // not in the copy: by address
+    return {.peer = peer, .address = address, .bytes = bytes, .mapped = nullptr, .lo = 0, .hi = 0};
+  return {.peer = peer, .address = address, .bytes = bytes, .mapped = b->mapped, .lo = b->lo, .hi = b->hi};
 }
 
 void MappedCall::load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint8_t* dst, uint64_t bytes) {

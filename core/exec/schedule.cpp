@@ -126,6 +126,8 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       if (r.offset > UINT64_MAX - bytes) fail(i, "buffer reference out of range");
       s.window_extent = std::max(s.window_extent, r.offset + bytes);
       s.window_base = std::min(s.window_base, r.offset);
+      s.own_window_lo = std::min(s.own_window_lo, r.offset);
+      s.own_window_hi = std::max(s.own_window_hi, r.offset + bytes);
       s.mapped = true;
       return;
     }
@@ -154,6 +156,9 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
   s.peers_read_send = false;
   s.window_extent = 0;
   s.window_base = UINT64_MAX;
+  s.own_window_lo = UINT64_MAX;
+  s.own_window_hi = 0;
+  s.stores_to_windows = false;
   s.staging_offset.assign(s.steps.size(), 0);
   s.staging_slot.assign(s.steps.size(), 0);
   for (size_t i = 0; i < s.steps.size(); ++i) {
@@ -209,6 +214,7 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       case HCOMM_STEP_STORE:
         check_ref(i, st.src, st.bytes);
         check_peer_ref(i, st.dst, st.bytes);
+        s.stores_to_windows |= st.dst.buffer == HCOMM_BUF_WINDOW;
         break;
       case HCOMM_STEP_SIGNAL:
       case HCOMM_STEP_WAIT:

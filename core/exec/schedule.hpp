@@ -78,8 +78,13 @@ struct Schedule {
   bool in_order = false;
   // A step loads a peer's SEND. The schedules that do are symmetric: the
   // peers load this rank's SEND too (MappedCall::begin may then offer it a
-  // copy in the window, below window_base).
+  // copy in the window, below window_base, or around the window bytes this
+  // rank's own steps reach, [own_window_lo, own_window_hi), where no step
+  // stores into a window by a peer's reference: peers then load only bytes
+  // that the window's owner wrote).
   bool peers_read_send = false;
+  uint64_t own_window_lo = UINT64_MAX, own_window_hi = 0;
+  bool stores_to_windows = false;
 
   StatePool pool;
 

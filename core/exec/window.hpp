@@ -19,8 +19,9 @@
 namespace hcomm::exec::window {
 
 inline constexpr uint64_t kMagic = 0x574f444e49574d48ull;  // "HMWINDOW"
-// 2: a line per call parity, with payload; 3: an exposed buffer may lie in the window
-inline constexpr uint32_t kVersion = 3;
+// 2: a line per call parity, with payload; 3: an exposed buffer may lie in the window;
+// 4: around a hole
+inline constexpr uint32_t kVersion = 4;
 inline constexpr uint64_t kLine = 64;
 inline constexpr uint64_t kPage = 4096;
 inline constexpr int kOccurrenceBits = 20;
@@ -52,12 +53,14 @@ struct Flag {
 
 // A user buffer this rank lets peers read or write during one call: where it
 // lies in this rank's address space and the part of it peers can map, or,
-// `in_window`, a copy of it at the start of the owner's half for the call.
+// `in_window`, a copy of it at the start of the owner's half for the call,
+// but for bytes [hole_lo, hole_hi), where the owner's steps use the window.
 struct Exposed {
   uint64_t address;
   uint64_t bytes;
   hcomm_mem_desc_t mapped;
   uint64_t in_window;
+  uint64_t hole_lo, hole_hi;
 };
 
 struct alignas(kLine) Publication {

@@ -471,6 +471,78 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
   }
 }
 
+// A SEND that peers cannot map is copied into its owner's window around the
+// bytes the owner's own steps use there (Schedule::own_window_lo/hi): peers
+// load the rest of it from the window, the part in that hole by address (it
+// still holds the input in SEND, not in the window), and the hole itself as
+// the owner wrote it. Rank 0's SEND is copied (MemoryMapped: even ranks map
+// nothing), rank 1's is mapped.
+TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
+  const int n = 2;
+  const size_t count = 1024, bytes = count * 4, hole = 1024, after = 2 * hole;  // the hole: bytes [hole, after)
+  MappedJob job(n, 1 << 16);
+  std::vector<std::vector<int32_t>> send(n, std::vector<int32_t>(count)), recv(n);
+  std::vector<std::shared_ptr<Schedule>> schedules;
+  std::vector<Buffers> buffers;
+  auto ref = [](uint32_t buffer, uint64_t offset) { return hcomm_bufref_t{buffer, offset}; };
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
+    const int p = 1 - r;
+    auto s = std::make_shared<Schedule>();
+    s->algorithm = "hand-written";
+    s->args = {.size = sizeof(hcomm_coll_args_t), .coll = HCOMM_COLL_ALLREDUCE, .count = count, .dtype = HCOMM_INT32,
+               .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+    hcomm_step_t mark = mapped_step(HCOMM_STEP_COPY, -1, 0, hole);  // 0: RECV's first bytes into the hole
+    mark.src = ref(HCOMM_BUF_RECV, 0);
+    mark.dst = ref(HCOMM_BUF_WINDOW, hole);
+    s->steps.push_back(mark);
+    hcomm_step_t ready = mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0);  // 1
+    wait_for(ready, {0});
+    s->steps.push_back(ready);
+    s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 0, 0));  // 2
+    // 3-5: the peer's SEND before, in and after the hole into RECV[bytes..]; 6: its hole into RECV[2 bytes..]
+    for (auto [src, at, size] : {std::tuple{ref(HCOMM_BUF_SEND, 0), bytes, hole},
+                                 std::tuple{ref(HCOMM_BUF_SEND, hole), bytes + hole, after - hole},
+                                 std::tuple{ref(HCOMM_BUF_SEND, after), bytes + after, bytes - after},
+                                 std::tuple{ref(HCOMM_BUF_WINDOW, hole), 2 * bytes, after - hole}}) {
+      hcomm_step_t load = mapped_step(HCOMM_STEP_LOAD, p, 0, size);
+      load.src = src;
+      load.dst = ref(HCOMM_BUF_RECV, at);
+      wait_for(load, {2});
+      s->steps.push_back(load);
+    }
+    hcomm_step_t done = mapped_step(HCOMM_STEP_SIGNAL, p, 1, 0);  // 7
+    wait_for(done, {3, 4, 5, 6});
+    s->steps.push_back(done);
+    s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 1, 0));  // 8
+    finalize_schedule(*s, bytes, 2 * bytes + hole);
+    EXPECT_TRUE(s->peers_read_send);
+    EXPECT_EQ(s->own_window_lo, hole);
+    EXPECT_EQ(s->own_window_hi, after);
+    EXPECT_FALSE(s->stores_to_windows);
+    EXPECT_LT(s->window_base, bytes);  // the peer's window is read below the end of SEND
+    schedules.push_back(s);
+    recv[r].resize(2 * count + hole / 4);
+    buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
+  }
+  for (int call = 0; call < 3; ++call) {
+    for (int r = 0; r < n; ++r) {
+      std::fill(recv[r].begin(), recv[r].end(), -1);
+      std::fill_n(recv[r].begin(), hole / 4, -2 - r);  // what rank r writes into its hole
+    }
+    const int copies = job.mapped(1).copies;
+    job.run(schedules, buffers);
+    EXPECT_EQ(job.mapped(1).copies, copies + 1) << "rank 1 loads rank 0's SEND by address only in the hole";
+    for (int r = 0; r < n; ++r) {
+      const int p = 1 - r;
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(recv[r][count + i], send[p][i]) << "call " << call << " rank " << r << " element " << i;
+      for (size_t i = 0; i < hole / 4; ++i)
+        ASSERT_EQ(recv[r][2 * count + i], -2 - p) << "call " << call << " rank " << r << " hole element " << i;
+    }
+  }
+}
+
 // Direct allreduces run in order (Schedule::in_order) unless they go through
 // the windows in pieces, where round j + 1 signals before round j's waits
 // end; the tests above run both kinds.

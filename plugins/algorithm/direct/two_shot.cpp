@@ -18,21 +18,19 @@ namespace {
 // Every rank exposes SEND (kInputReady at once) and combines its slice from
 // every rank's SEND into its RECV (through scratch when in place: the first
 // load would overwrite its own input there), announces it (kSliceReduced)
-// and loads every other slice from its owner. Where the message fits twice
-// in a window half, a slice is published in its owner's window, above the
-// room the core keeps there for a copy of a SEND peers cannot map, so that
-// gathering it needs no copy by address from a malloc'd RECV; else peers
-// load it from RECV. Its own SEND and RECV are read until every peer says
-// kDoneReading.
+// and loads every other slice from its owner. Where the message fits in a
+// window half, a slice is published in its owner's window at its own offset,
+// where the core's copy of a SEND peers cannot map leaves a hole (the owner's
+// slice of its SEND, which no peer loads), so that gathering it needs no copy
+// by address from a malloc'd RECV; else peers load it from RECV. Its own SEND
+// and RECV are read until every peer says kDoneReading.
 void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   const size_t es = call.args.dtype_size;
   const BlockPartition blocks(call.args.count, call.nranks, es);
   const int me = call.rank;
-  const bool via_window = call.bytes <= direct.view.window_bytes / 2;
-  const auto published = [&](uint64_t off) {
-    return via_window ? at(HCOMM_BUF_WINDOW, call.bytes + off) : at(HCOMM_BUF_RECV, off);
-  };
+  const bool via_window = call.bytes <= direct.view.window_bytes;
+  const auto published = [&](uint64_t off) { return at(via_window ? HCOMM_BUF_WINDOW : HCOMM_BUF_RECV, off); };
   signal_all(call, out, kInputReady, -1);
   int32_t last_read = -1;
   if (const uint64_t bytes = blocks.bytes(me)) {
