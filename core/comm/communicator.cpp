@@ -240,7 +240,6 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
 }
 
-// Rank 0 logs the hierarchy once.
 bool Communicator::any_rank_oversubscribed() {
   const uint8_t mine = oversubscribed_;
   std::vector<uint8_t> all(size_);
@@ -248,6 +247,7 @@ bool Communicator::any_rank_oversubscribed() {
   return std::ranges::any_of(all, [](uint8_t o) { return o != 0; });
 }
 
+// Rank 0 logs the hierarchy once.
 void Communicator::log_topology() const {
   if (rank_ != 0 || !log::enabled(HCOMM_LOG_INFO, log::TOPO)) return;
   auto list = [](const std::vector<int>& ranks) {

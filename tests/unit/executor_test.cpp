@@ -416,6 +416,15 @@ void wait_for(hcomm_step_t& s, std::initializer_list<int32_t> deps) {
   }
 }
 
+// A schedule of an int32 sum allreduce of `count` elements, to write steps into by hand.
+std::shared_ptr<Schedule> hand_written(size_t count) {
+  auto s = std::make_shared<Schedule>();
+  s->algorithm = "hand-written";
+  s->args = {.size = sizeof(hcomm_coll_args_t), .coll = HCOMM_COLL_ALLREDUCE, .count = count, .dtype = HCOMM_INT32,
+             .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+  return s;
+}
+
 // The steps no direct algorithm uses yet, written by hand: a load-reduce of
 // the peer's SEND into a RECV other than SEND, a store into the peer's RECV,
 // and signals of several chunks; peers' buffers mapped one way and copied by
@@ -430,10 +439,7 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
   for (int r = 0; r < n; ++r) {
     for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
     const int p = 1 - r;
-    auto s = std::make_shared<Schedule>();
-    s->algorithm = "hand-written";
-    s->args = {.size = sizeof(hcomm_coll_args_t), .coll = HCOMM_COLL_ALLREDUCE, .count = count, .dtype = HCOMM_INT32,
-               .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+    auto s = hand_written(count);
     s->steps.push_back(mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0));  // 0: SEND is exposed
     s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 0, 0));    // 1
     hcomm_step_t sum = mapped_step(HCOMM_STEP_LOAD_REDUCE, p, 0, bytes);  // 2: RECV = SEND + the peer's SEND
@@ -488,10 +494,7 @@ TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
   for (int r = 0; r < n; ++r) {
     for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
     const int p = 1 - r;
-    auto s = std::make_shared<Schedule>();
-    s->algorithm = "hand-written";
-    s->args = {.size = sizeof(hcomm_coll_args_t), .coll = HCOMM_COLL_ALLREDUCE, .count = count, .dtype = HCOMM_INT32,
-               .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+    auto s = hand_written(count);
     hcomm_step_t mark = mapped_step(HCOMM_STEP_COPY, -1, 0, hole);  // 0: RECV's first bytes into the hole
     mark.src = ref(HCOMM_BUF_RECV, 0);
     mark.dst = ref(HCOMM_BUF_WINDOW, hole);
