@@ -338,8 +338,9 @@ TEST(ExecutorMapped, DirectAllreduceEveryRankCountAndWindow) {
     for (int n : {2, 3, 5, 7})
       for (uint64_t window : {uint64_t{256}, uint64_t{1} << 16}) {
         MappedJob job(n, window);
-        // 14 floats fill a signal's payload, 15 go through the window.
-        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{14}, size_t{15}, size_t{1027}})
+        // 14 floats fill a signal's payload, 15 and 28 travel in two, 29 go through the window.
+        for (size_t count :
+             {size_t{0}, size_t{1}, size_t{7}, size_t{14}, size_t{15}, size_t{28}, size_t{29}, size_t{1027}})
           for (uint64_t chunk : {uint64_t{128}, uint64_t{512} * 1024})
             for (uint32_t flags : {uint32_t{HCOMM_VIEW_MAPPED},
                                    uint32_t{HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD}})
@@ -354,7 +355,7 @@ TEST(ExecutorMapped, DirectAllreduceEveryDtypeAndOp) {
     MappedJob job(5, 1024);
     for (int t = 0; t < HCOMM_NUM_DTYPES; ++t)
       for (int o = 0; o < HCOMM_NUM_OPS; ++o)
-        for (size_t count : {size_t{7}, size_t{333}})  // 7: in a signal's payload for every type
+        for (size_t count : {size_t{7}, size_t{13}, size_t{333}})  // 7: in a signal for every type; 13: two for 8 bytes
           job.check({.algorithm = algorithm, .nranks = 5, .count = count, .dtype = static_cast<hcomm_dtype_t>(t),
                      .op = static_cast<hcomm_op_t>(o), .chunk_bytes = 200});
   }

@@ -39,6 +39,7 @@ enum DirectSignal : uint32_t {
   kInputReady = 0,    // this rank's input is in its window (or its SEND is exposed)
   kSliceReduced = 1,  // this rank's reduced slice is in its window
   kDoneReading = 2,   // this rank read what it needed from the others
+  kInputPart = 3,     // the second part of an input that travels in signals
 };
 
 // How the rounds of a message through the windows split the work.

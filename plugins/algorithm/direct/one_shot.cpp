@@ -3,11 +3,11 @@
 // order, so all compute the same bits; reduce: the root alone does.
 // Broadcast: every rank reads the root's data; allgather: every other rank's
 // block. Barrier: every rank sees every other's flag.
-// The smallest data travel with the signals; small data go through the
-// windows (an allreduce's in pieces when larger than a window); larger data,
-// where ranks may copy from each other's buffers (HCOMM_VIEW_PEER_BUFFERS),
-// are read from the peers' SEND instead: in place where it is mapped, with
-// one copy where it is not.
+// The smallest data travel with the signals (an allreduce's in up to two of
+// them); small data go through the windows (an allreduce's in pieces when
+// larger than a window); larger data, where ranks may copy from each other's
+// buffers (HCOMM_VIEW_PEER_BUFFERS), are read from the peers' SEND instead:
+// in place where it is mapped, with one copy where it is not.
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -50,9 +50,21 @@ bool in_signals(const hcomm_comm_view_t& view, uint64_t bytes) {
   return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES;
 }
 
-// A message that fits in a flag's line travels in it (in_signals): every
-// rank signals its input to every peer (`to_peers`; a reduce's root signals
-// none) and reduces the inputs in rank order once they are here. Peers'
+// A signal carries whole elements in its flag's line; an allreduce's input
+// travels in up to two (2 ranks, one_shot: 64-112 bytes 0.34-0.36 us against
+// 0.37-0.39 through the window, 0.60 against 0.70 on a slower run; a third
+// line was no faster than the window at 128 bytes).
+constexpr uint64_t kAllreduceSignalParts = 2;
+uint64_t signal_part_bytes(size_t elem_size) { return HCOMM_SIGNAL_PAYLOAD_BYTES / elem_size * elem_size; }
+bool in_signal_parts(const hcomm_comm_view_t& view, uint64_t bytes, size_t elem_size) {
+  return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= kAllreduceSignalParts * signal_part_bytes(elem_size);
+}
+
+// A message that fits in a flag's line, or an allreduce's in two, travels in
+// them (in_signals, in_signal_parts): every rank signals its input to every
+// peer (`to_peers`; a reduce's root signals none), its first part with
+// kInputReady and its second with kInputPart, and reduces the inputs in rank
+// order once they are here. Peers'
 // inputs land in scratch, one slot per rank. This rank's own is read from
 // SEND, or from its slot where the first reduction into RECV would overwrite
 // it before its turn (in place, with more than 2 ranks).
@@ -64,22 +76,31 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) 
   const auto slot = [b](int r) { return at(HCOMM_BUF_SCRATCH, r * b); };
   const bool copy_own = call.args.in_place && n > 2;
   const hcomm_bufref_t own = copy_own ? slot(me) : at(HCOMM_BUF_SEND, 0);
+  const uint64_t part = signal_part_bytes(call.args.dtype_size);
+  const uint32_t parts = static_cast<uint32_t>((b + part - 1) / part);
+  const auto match = [](uint32_t j) { return static_cast<uint32_t>(j == 0 ? kInputReady : kInputPart); };
+  const auto shifted = [](hcomm_bufref_t r, uint64_t by) { return hcomm_bufref_t{r.buffer, r.offset + by}; };
   int32_t copied = -1;
   if (copy_own)
     copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = own, .bytes = b, .nchunks = 1});
-  std::vector<int32_t> arrived(n, copied);
+  std::vector<std::vector<int32_t>> arrived(n);
   int32_t signalled = -1;
   for (int p = 0; p < n && to_peers; ++p) {
     if (p == me) continue;
-    hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = own, .bytes = b,
-                           .nchunks = 1};
-    if (copied >= 0) wait_whole(signal, copied);
-    signalled = out.add(signal);
+    for (uint32_t j = 0; j < parts; ++j) {
+      hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = match(j), .src = shifted(own, j * part),
+                             .bytes = std::min(part, b - j * part), .nchunks = 1};
+      if (copied >= 0) wait_whole(signal, copied);
+      signalled = out.add(signal);
+    }
   }
   for (int p = 0; p < n; ++p)
     if (p != me)
-      arrived[p] = out.add({.kind = HCOMM_STEP_WAIT, .peer = p, .match = kInputReady, .dst = slot(p), .bytes = b,
-                            .nchunks = 1});
+      for (uint32_t j = 0; j < parts; ++j)
+        arrived[p].push_back(out.add({.kind = HCOMM_STEP_WAIT, .peer = p, .match = match(j),
+                                      .dst = shifted(slot(p), j * part), .bytes = std::min(part, b - j * part),
+                                      .nchunks = 1}));
+  if (copied >= 0) arrived[me].push_back(copied);
   const auto input = [&](int r) { return r == me ? own : slot(r); };
   int32_t previous = -1;
   for (int r = 1; r < n; ++r) {
@@ -91,11 +112,11 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) 
                            .bytes = b,
                            .nchunks = 1};
     if (r == 1) {
-      // In place, RECV is SEND, which the copy reads (or with 2 ranks, the signal).
+      // In place, RECV is SEND, which the copy reads (or with 2 ranks, the signals).
       if (call.args.in_place) wait_for_step(reduce, copy_own ? copied : signalled, false);
-      wait_for_step(reduce, arrived[0], false);
+      for (int32_t a : arrived[0]) wait_for_step(reduce, a, false);
     }
-    wait_for_step(reduce, arrived[r], false);
+    for (int32_t a : arrived[r]) wait_for_step(reduce, a, false);
     wait_for_step(reduce, previous, false);
     previous = out.add(reduce);
   }
@@ -103,7 +124,7 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) 
 
 void build_allreduce(const DirectCall& direct, ScheduleWriter& out) {
   if (direct.call.bytes == 0) return;
-  if (in_signals(direct.view, direct.call.bytes))
+  if (in_signal_parts(direct.view, direct.call.bytes, direct.call.args.dtype_size))
     build_inline(direct, out, true);
   else if (reads_peer_buffers(direct.view, direct.call.bytes))
     build_from_peer_buffers(direct, out);
