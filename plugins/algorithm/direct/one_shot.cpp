@@ -51,9 +51,10 @@ bool in_signals(const hcomm_comm_view_t& view, uint64_t bytes) {
 }
 
 // A signal carries whole elements in its flag's line; an allreduce's input
-// travels in up to two (2 ranks, one_shot: 64-112 bytes 0.34-0.36 us against
-// 0.37-0.39 through the window, 0.60 against 0.70 on a slower run; a third
-// line was no faster than the window at 128 bytes).
+// travels in up to two (matches kInputReady, kInputPart). 2 ranks: 64-112
+// bytes 0.34-0.36 us against 0.37-0.39 through the window, 0.60 against 0.70
+// on a slower run; with three or four lines, 128-224 bytes were as fast as
+// the window or slower (each line is waited for in turn).
 constexpr uint64_t kAllreduceSignalParts = 2;
 uint64_t signal_part_bytes(size_t elem_size) { return HCOMM_SIGNAL_PAYLOAD_BYTES / elem_size * elem_size; }
 bool in_signal_parts(const hcomm_comm_view_t& view, uint64_t bytes, size_t elem_size) {
