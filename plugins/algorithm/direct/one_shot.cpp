@@ -65,10 +65,10 @@ bool in_signal_parts(const hcomm_comm_view_t& view, uint64_t bytes, size_t elem_
 // them (in_signals, in_signal_parts): every rank signals its input to every
 // peer (`to_peers`; a reduce's root signals none), its first part with
 // kInputReady and its second with kInputPart, and reduces the inputs in rank
-// order once they are here. Peers'
-// inputs land in scratch, one slot per rank. This rank's own is read from
-// SEND, or from its slot where the first reduction into RECV would overwrite
-// it before its turn (in place, with more than 2 ranks).
+// order once they are here. Peers' inputs land in scratch, one slot per rank.
+// This rank's own is read from SEND, or from its slot where the first
+// reduction into RECV would overwrite it before its turn (in place, with more
+// than 2 ranks).
 void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) {
   const Call& call = direct.call;
   const uint64_t b = call.bytes;
