@@ -24,9 +24,11 @@ struct AddressSlot {
 
 using Clock = std::chrono::steady_clock;
 
-// A byte copied through memory, about 16 GB/s: the scale of the links' models
-// (the transports' bandwidths) and of loads through mapped memory.
-constexpr double kCopyUsPerByte = 1.0 / 16e3;
+// A copy through memory, about 16 GB/s: the scale of the links' models (the
+// transports' bandwidths), and a peer's byte loaded through mapped memory.
+// A flag raised and seen across cores: mapped memory's latency. Both fit to
+// allreduces of 2 and 4 ranks on the 2-core development VM.
+constexpr double kCopyGbps = 16, kMappedFlagUs = 0.3;
 
 // A byte combined costs what this machine's ranks measure against a copy
 // (algorithm::reduce_to_copy_ratio, the slowest rank's): one_shot combines
@@ -35,13 +37,8 @@ constexpr double kCopyUsPerByte = 1.0 / 16e3;
 hcomm_link_model_t model_of(double bandwidth_gbps, double latency_us, double reduce_to_copy) {
   return {.alpha_us = latency_us,
           .beta_us_per_byte = bandwidth_gbps > 0 ? 1.0 / (bandwidth_gbps * 1e3) : 0,
-          .gamma_us_per_byte = reduce_to_copy * kCopyUsPerByte};
+          .gamma_us_per_byte = reduce_to_copy / (kCopyGbps * 1e3)};
 }
-
-// Loads and stores through mapped memory, as the direct algorithms' costs see
-// them: a flag raised and seen across cores, a byte loaded from a peer. Fit to
-// allreduces of 2 and 4 ranks on the 2-core development VM.
-constexpr double kMappedGbps = 16, kMappedFlagUs = 0.3;
 
 }  // namespace
 
@@ -216,7 +213,7 @@ void Peers::agree_on_models() {
   inter_ = model_of(worst.bandwidth[1], worst.latency[1], r);
   link_ = model_of(has[1] ? std::min(worst.bandwidth[0], worst.bandwidth[1]) : worst.bandwidth[0],
                    std::max(worst.latency[0], worst.latency[1]), r);
-  mapped_model_ = model_of(kMappedGbps, kMappedFlagUs, r);
+  mapped_model_ = model_of(kCopyGbps, kMappedFlagUs, r);
   HCOMM_INFO(INIT, "rank %d: a reduction costs %.2fx a copy (the slowest rank's; this rank measured %.2fx)", rank_, r,
              mine.reduce_to_copy);
 }
