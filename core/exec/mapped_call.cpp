@@ -217,35 +217,53 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
                 });
 }
 
-// A release store and a plain look at the doorbell: a fence between them
-// would stall every signal for a cross-core round trip. The cost is a rare
-// wake-up lost when the peer announces its sleep just as the flag is raised;
-// it then sleeps until its timeout (Peers::wait: a millisecond at most).
+// A payload fills the lines of flag `match` and the ones after it, in order,
+// each raised once its part is in. A release store and a plain look at the
+// doorbell: a fence between them would stall every signal for a cross-core
+// round trip. The cost is a rare wake-up lost when the peer announces its
+// sleep just as the flag is raised; it then sleeps until its timeout
+// (Peers::wait: a millisecond at most).
 void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence, const uint8_t* payload, uint64_t bytes) {
   check_peer(peer);
-  window::FlagLine& line = io_->flag(peer, io_->rank(), match, call_);
-  if (bytes) std::memcpy(line.payload, payload, bytes);
-  line.value.store(window::flag_value(call_, occurrence), std::memory_order_release);
+  const uint64_t value = window::flag_value(call_, occurrence);
+  for (uint32_t j = 0; j < window::lines_of(bytes); ++j) {
+    window::FlagLine& line = io_->flag(peer, io_->rank(), match + j, call_);
+    const uint64_t at = j * window::kPayloadBytes;
+    if (bytes) std::memcpy(line.payload, payload + at, std::min(window::kPayloadBytes, bytes - at));
+    line.value.store(value, std::memory_order_release);
+  }
   window::Header& h = io_->header(peer);
   if (h.sleeping.load(std::memory_order_relaxed)) window::ring(h);
 }
 
+// Looks at a payload's lines in order, up to the first not raised yet: the
+// first is seen as soon as the peer raised it, while it still writes the
+// others, whose transfers then overlap its writes. 2 ranks, 128 and 256
+// bytes: 0.64-0.67 and 0.68-0.72 us; raising the first line last and
+// waiting on it alone, 0.72 and 0.91; looking at every line in each pass,
+// which takes lines back from the writer while it writes them, 0.64-0.76
+// and 0.70-0.88.
 bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence, uint8_t* payload, uint64_t bytes) {
   check_peer(peer);
-  const window::FlagLine& line = io_->flag(io_->rank(), peer, match, call_);
-  const std::atomic<uint64_t>& flag = line.value;
   const uint64_t want = window::flag_value(call_, occurrence);
-  const uint64_t seen = flag.load(std::memory_order_acquire);
   MappedIO::Calls& calls = io_->calls();
-  if (seen < want) {
-    calls.awaited = &flag;
-    calls.awaited_value = want;
-    return false;
+  uint64_t seen = 0;
+  for (uint32_t j = 0; j < window::lines_of(bytes); ++j) {
+    const std::atomic<uint64_t>& flag = io_->flag(io_->rank(), peer, match + j, call_).value;
+    const uint64_t value = flag.load(std::memory_order_acquire);
+    if (value < want) {
+      calls.awaited = &flag;
+      calls.awaited_value = want;
+      return false;
+    }
+    if (j == 0) seen = value;
   }
   calls.awaited = nullptr;
   // The peer is in call call_of(seen), so it finished the one before.
   calls.finished[peer] = std::max(calls.finished[peer], window::call_of(seen) - 1);
-  if (bytes) std::memcpy(payload, line.payload, bytes);
+  for (uint64_t at = 0, j = 0; at < bytes; at += window::kPayloadBytes, ++j)
+    std::memcpy(payload + at, io_->flag(io_->rank(), peer, match + j, call_).payload,
+                std::min(window::kPayloadBytes, bytes - at));
   return true;
 }
 

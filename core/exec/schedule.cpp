@@ -68,15 +68,22 @@ void derive(Schedule& s) {
     s.total_chunks += st.nchunks;
     if (st.kind != HCOMM_STEP_SIGNAL && st.kind != HCOMM_STEP_WAIT) continue;
     const std::pair<int32_t, uint32_t> pair{st.peer, st.match};
-    uint32_t& count = (st.kind == HCOMM_STEP_SIGNAL ? signalled : awaited)[pair];
-    // A payload lives in the flag's line until its reader took it: one
-    // signal of the pair per call.
-    if (count > 0 && (st.bytes || carries[st.kind == HCOMM_STEP_SIGNAL].contains(pair)))
-      HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s built an invalid schedule: step %zu: a signal with a payload must "
-                  "be the only one of its peer and match in a call", s.algorithm.c_str(), i);
-    if (st.bytes) carries[st.kind == HCOMM_STEP_SIGNAL].insert(pair);
-    s.signal_base[i] = count;
-    count += st.nchunks;
+    auto& counts = st.kind == HCOMM_STEP_SIGNAL ? signalled : awaited;
+    auto& carried = carries[st.kind == HCOMM_STEP_SIGNAL];
+    // A payload lives in its flags' lines until its reader took it: one
+    // signal of each of those pairs per call.
+    s.signal_base[i] = counts[pair];
+    for (uint32_t j = 0; j < window::lines_of(st.bytes); ++j) {
+      const std::pair<int32_t, uint32_t> line{st.peer, st.match + j};
+      uint32_t& count = counts[line];
+      if (count > 0 && (st.bytes || carried.contains(line)))
+        HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s built an invalid schedule: step %zu: a signal with a payload "
+                    "must be the only one of its peer and match (and of the matches its payload spans) in a call",
+                    s.algorithm.c_str(), i);
+      if (st.bytes) carried.insert(line);
+      count += st.nchunks;
+    }
+    const uint32_t count = counts[pair];
     if (count > window::kMaxOccurrences)
       HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s built an invalid schedule: step %zu: more than %llu signals of one "
                   "peer and match in a call", s.algorithm.c_str(), i,
@@ -220,7 +227,10 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       case HCOMM_STEP_WAIT:
         if (st.match >= HCOMM_MAX_SIGNALS) fail(i, "signal match id not below HCOMM_MAX_SIGNALS");
         if (st.bytes) {
-          if (st.bytes > HCOMM_SIGNAL_PAYLOAD_BYTES) fail(i, "a signal's payload exceeds HCOMM_SIGNAL_PAYLOAD_BYTES");
+          if (st.bytes > HCOMM_SIGNAL_MAX_PAYLOAD_BYTES)
+            fail(i, "a signal's payload exceeds HCOMM_SIGNAL_MAX_PAYLOAD_BYTES");
+          if (st.match + window::lines_of(st.bytes) > HCOMM_MAX_SIGNALS)
+            fail(i, "a signal's payload spans flags at or above HCOMM_MAX_SIGNALS");
           if (st.nchunks != 1) fail(i, "a signal with a payload in more than one chunk");
           check_ref(i, st.kind == HCOMM_STEP_SIGNAL ? st.src : st.dst, st.bytes);
         }

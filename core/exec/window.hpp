@@ -5,7 +5,9 @@
 // Flag (writer w, match m) in rank r's window is written by rank w only and
 // read by rank r: the value of a mapped call's j-th SIGNAL(r, m) of rank w is
 // call << kOccurrenceBits | j, so a flag (each of its two lines) only grows
-// and WAIT compares.
+// and WAIT compares. A flag has a line per call parity; a writer's lines of
+// one parity lie in match order, next to each other, so that a payload over
+// several flags is one run of lines.
 // Everything more than one process writes is a lock-free std::atomic.
 #pragma once
 
@@ -20,8 +22,8 @@ namespace hcomm::exec::window {
 
 inline constexpr uint64_t kMagic = 0x574f444e49574d48ull;  // "HMWINDOW"
 // 2: a line per call parity, with payload; 3: an exposed buffer may lie in the window;
-// 4: around a hole
-inline constexpr uint32_t kVersion = 4;
+// 4: around a hole; 5: flags' lines by call parity, a writer's in match order
+inline constexpr uint32_t kVersion = 5;
 inline constexpr uint64_t kLine = 64;
 inline constexpr uint64_t kPage = 4096;
 inline constexpr int kOccurrenceBits = 20;
@@ -36,20 +38,20 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t
 
 inline constexpr uint64_t kPayloadBytes = HCOMM_SIGNAL_PAYLOAD_BYTES;
 
-// A flag has a cache line per call parity: its value and the payload a
-// signal may carry, so that a small message arrives with its flag in one
-// line. A call uses the line of its parity; the writer of call k + 2 waits
-// until every rank finished call k, so a line is never rewritten while its
-// reader still looks at it.
+// A flag's line: its value and the payload a signal may carry, so that a
+// small message arrives with its flag. A call uses the lines of its parity;
+// the writer of call k + 2 waits until every rank finished call k, so a line
+// is never rewritten while its reader still looks at it.
 struct alignas(kLine) FlagLine {
   std::atomic<uint64_t> value;
   uint8_t payload[kPayloadBytes];
 };
 static_assert(sizeof(FlagLine) == kLine, "a flag's value and payload share one cache line");
 
-struct Flag {
-  FlagLine line[2];
-};
+// The lines a signal of `bytes` of payload raises (one without).
+constexpr uint32_t lines_of(uint64_t bytes) {
+  return bytes <= kPayloadBytes ? 1 : static_cast<uint32_t>((bytes + kPayloadBytes - 1) / kPayloadBytes);
+}
 
 // A user buffer this rank lets peers read or write during one call: where it
 // lies in this rank's address space and the part of it peers can map, or,
@@ -98,10 +100,11 @@ struct Layout {
   uint64_t window_bytes;
 
   static constexpr uint64_t flags_offset() { return (sizeof(Header) + kLine - 1) / kLine * kLine; }
-  uint64_t flag_offset(int writer, uint32_t match) const {
-    return flags_offset() + (static_cast<uint64_t>(writer) * HCOMM_MAX_SIGNALS + match) * sizeof(Flag);
+  // The line of flag (writer, match) for calls of `parity`.
+  uint64_t flag_offset(int writer, uint32_t match, uint64_t parity) const {
+    return flags_offset() + ((parity * nranks + static_cast<uint64_t>(writer)) * HCOMM_MAX_SIGNALS + match) * kLine;
   }
-  uint64_t data_offset() const { return (flag_offset(nranks, 0) + kPage - 1) / kPage * kPage; }
+  uint64_t data_offset() const { return (flag_offset(0, 0, 2) + kPage - 1) / kPage * kPage; }
   uint64_t total_bytes() const { return data_offset() + 2 * window_bytes; }
 };
 

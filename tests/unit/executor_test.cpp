@@ -338,9 +338,9 @@ TEST(ExecutorMapped, DirectAllreduceEveryRankCountAndWindow) {
     for (int n : {2, 3, 5, 7})
       for (uint64_t window : {uint64_t{256}, uint64_t{1} << 16}) {
         MappedJob job(n, window);
-        // 14 floats fill a signal's payload, 15 and 28 travel in two, 29 go through the window.
+        // 14 floats fill a flag's line, 15 take two, 112 all a signal carries; 113 go through the window.
         for (size_t count :
-             {size_t{0}, size_t{1}, size_t{7}, size_t{14}, size_t{15}, size_t{28}, size_t{29}, size_t{1027}})
+             {size_t{0}, size_t{1}, size_t{7}, size_t{14}, size_t{15}, size_t{112}, size_t{113}, size_t{1027}})
           for (uint64_t chunk : {uint64_t{128}, uint64_t{512} * 1024})
             for (uint32_t flags : {uint32_t{HCOMM_VIEW_MAPPED},
                                    uint32_t{HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD}})
@@ -355,7 +355,8 @@ TEST(ExecutorMapped, DirectAllreduceEveryDtypeAndOp) {
     MappedJob job(5, 1024);
     for (int t = 0; t < HCOMM_NUM_DTYPES; ++t)
       for (int o = 0; o < HCOMM_NUM_OPS; ++o)
-        for (size_t count : {size_t{7}, size_t{13}, size_t{333}})  // 7: in a signal for every type; 13: two for 8 bytes
+        // 7: in a line for every type; 13: two lines of 8-byte types; 57: the window for them, signals for others
+        for (size_t count : {size_t{7}, size_t{13}, size_t{57}, size_t{333}})
           job.check({.algorithm = algorithm, .nranks = 5, .count = count, .dtype = static_cast<hcomm_dtype_t>(t),
                      .op = static_cast<hcomm_op_t>(o), .chunk_bytes = 200});
   }
@@ -619,6 +620,77 @@ TEST(ExecutorMapped, SignalAfterAnOpenWaitIsRaisedAtOnce) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(recv[r], send[1 - r]) << "rank " << r;
 }
 
+// A payload over several flags' lines arrives whole, whatever its last
+// line holds (a part of a line, or a full one), call after call (the lines
+// of both call parities).
+TEST(ExecutorMapped, PayloadOverSeveralLinesArrivesWhole) {
+  const int n = 2;
+  const uint32_t first_match = 3;
+  for (size_t count : {size_t{15}, size_t{28}, size_t{29}, size_t{HCOMM_SIGNAL_MAX_PAYLOAD_BYTES / 4}}) {
+    MappedJob job(n, 1024);
+    const uint64_t bytes = count * 4;
+    std::vector<std::shared_ptr<Schedule>> schedules;
+    std::vector<Buffers> buffers;
+    std::vector<std::vector<int32_t>> send(n, std::vector<int32_t>(count)), recv(n, std::vector<int32_t>(count));
+    for (int r = 0; r < n; ++r) {
+      auto s = hand_written(count);
+      hcomm_step_t signal = mapped_step(HCOMM_STEP_SIGNAL, 1 - r, first_match, bytes);  // 0: this rank's input
+      signal.src = {HCOMM_BUF_SEND, 0};
+      hcomm_step_t wait = mapped_step(HCOMM_STEP_WAIT, 1 - r, first_match, bytes);  // 1: the peer's, into RECV
+      wait.dst = {HCOMM_BUF_RECV, 0};
+      s->steps = {signal, wait};
+      finalize_schedule(*s, bytes, bytes);
+      schedules.push_back(s);
+      buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
+    }
+    for (int call = 0; call < 3; ++call) {
+      for (int r = 0; r < n; ++r) {
+        for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(call * 1000000 + r * 1000 + i);
+        std::fill(recv[r].begin(), recv[r].end(), -1);
+      }
+      job.run(schedules, buffers);
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(recv[r][i], send[1 - r][i]) << count << " elements, call " << call << ", rank " << r << ", element " << i;
+    }
+  }
+}
+
+// A wait for a payload over several lines ends only once every line is
+// raised: the writer raises them in turn, and its reader may see the first
+// while the others are still being written.
+TEST(ExecutorMapped, PayloadWaitEndsOnceEveryLineIsRaised) {
+  const Windows windows(2, 1024);
+  MemoryMapped mapped(windows, 1, 2);
+  Mailbox box;
+  MemoryIO io(box, 1, &mapped);
+  const uint32_t match = 5, lines = 3;
+  const size_t count = (lines * HCOMM_SIGNAL_PAYLOAD_BYTES - 4) / 4;  // the last line not full
+  auto s = hand_written(count);
+  hcomm_step_t wait = mapped_step(HCOMM_STEP_WAIT, 0, match, count * 4);
+  wait.dst = {HCOMM_BUF_RECV, 0};
+  s->steps = {wait};
+  finalize_schedule(*s, count * 4, count * 4);
+  std::vector<int32_t> send(count), recv(count, -1);
+  Operation op(s, Buffers{send.data(), recv.data(), nullptr}, 7, collective_tag_base(7), 2);
+  EXPECT_FALSE(op.advance(io)) << "nothing raised yet";
+  // Rank 0 raises the lines of this rank's first mapped call (call 1) in turn.
+  const auto raise = [&](uint32_t j) {
+    window::FlagLine& line = mapped.flag(1, 0, match + j, 1);
+    for (size_t b = 0; b < window::kPayloadBytes; ++b) line.payload[b] = static_cast<uint8_t>(j * 64 + b);
+    line.value.store(window::flag_value(1, 1), std::memory_order_release);
+  };
+  for (uint32_t j = 0; j + 1 < lines; ++j) {
+    raise(j);
+    EXPECT_FALSE(op.advance(io)) << "lines 0.." << j << " of " << lines << " raised";
+  }
+  raise(lines - 1);
+  EXPECT_TRUE(op.advance(io));
+  const auto* got = reinterpret_cast<const uint8_t*>(recv.data());
+  for (size_t b = 0; b < count * 4; ++b)
+    ASSERT_EQ(got[b], static_cast<uint8_t>(b / window::kPayloadBytes * 64 + b % window::kPayloadBytes)) << "byte " << b;
+}
+
 // Without mapped memory the direct algorithms decline and the selector's
 // next choice serves the call.
 TEST(ExecutorMapped, DirectAlgorithmsDeclineWithoutMappedMemory) {
@@ -645,9 +717,9 @@ hcomm_step_t step(hcomm_step_kind_t kind, uint64_t bytes) {
   return s;
 }
 
-void expect_rejected(Schedule s, const char* why) {
+void expect_rejected(Schedule s, const char* why, uint64_t buffer_bytes = 64) {
   try {
-    finalize_schedule(s, 64, 64);
+    finalize_schedule(s, buffer_bytes, buffer_bytes);
     ADD_FAILURE() << "accepted a schedule with " << why;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), HCOMM_ERR_INTERNAL);
@@ -687,16 +759,30 @@ TEST(Schedule, BrokenSchedulesAreRejected) {
   expect_rejected(s, "a peer's buffer");
 }
 
-// A payload fits in the flag's line, travels in one chunk, and is the only
-// signal of its peer and match in the call (ExecutorMapped's one-shot calls
-// carry payloads through the executor).
+// A payload fits in the lines of HCOMM_SIGNAL_MAX_LINES flags below
+// HCOMM_MAX_SIGNALS, travels in one chunk, and is the only signal of its
+// peer and of every match it spans in the call (ExecutorMapped's one-shot
+// calls carry payloads through the executor).
 TEST(Schedule, SignalPayloadsAreChecked) {
   Schedule s;
   s.algorithm = "test";
   s.args.dtype_size = 4;
-  s.steps = {step(HCOMM_STEP_SIGNAL, HCOMM_SIGNAL_PAYLOAD_BYTES + 4)};
+  s.steps = {step(HCOMM_STEP_SIGNAL, HCOMM_SIGNAL_MAX_PAYLOAD_BYTES + 4)};
   s.steps[0].peer = 1;
-  expect_rejected(s, "exceeds HCOMM_SIGNAL_PAYLOAD_BYTES");
+  expect_rejected(s, "exceeds HCOMM_SIGNAL_MAX_PAYLOAD_BYTES", 512);
+  s.steps = {step(HCOMM_STEP_WAIT, 2 * HCOMM_SIGNAL_PAYLOAD_BYTES + 4)};  // three lines
+  s.steps[0].peer = 1, s.steps[0].match = HCOMM_MAX_SIGNALS - 2;
+  expect_rejected(s, "at or above HCOMM_MAX_SIGNALS", 256);
+  s.steps[0].match = HCOMM_MAX_SIGNALS - 3;
+  EXPECT_NO_THROW(finalize_schedule(s, 256, 256));
+  s.steps = {step(HCOMM_STEP_SIGNAL, 2 * HCOMM_SIGNAL_PAYLOAD_BYTES + 4), step(HCOMM_STEP_SIGNAL, 0)};
+  s.steps[0].peer = s.steps[1].peer = 1, s.steps[1].match = 2;  // the payload's third line
+  expect_rejected(s, "the only one of its peer and match", 256);
+  s.steps[1].match = 3;  // past the payload: fine
+  EXPECT_NO_THROW(finalize_schedule(s, 256, 256));
+  s.steps = {step(HCOMM_STEP_WAIT, 0), step(HCOMM_STEP_WAIT, 2 * HCOMM_SIGNAL_PAYLOAD_BYTES)};
+  s.steps[0].peer = s.steps[1].peer = 1, s.steps[0].match = 1;  // the second line of the payload after it
+  expect_rejected(s, "the only one of its peer and match", 256);
   s.steps = {step(HCOMM_STEP_SIGNAL, 8)};
   s.steps[0].peer = 1, s.steps[0].nchunks = 2;
   expect_rejected(s, "more than one chunk");

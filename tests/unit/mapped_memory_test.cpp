@@ -172,11 +172,14 @@ TEST_F(ShmMemory, DescriptionsOfOtherProcessesOrMadeUpOnesDoNotMap) {
 TEST(WindowLayout, FlagsOnTheirOwnLinesAndHalvesOnPages) {
   const exec::window::Layout layout{5, 1 << 16};
   EXPECT_EQ(layout.flags_offset() % exec::window::kLine, 0u);
-  // A flag is a line per call parity.
-  EXPECT_EQ(sizeof(exec::window::Flag), 2 * exec::window::kLine);
-  EXPECT_EQ(layout.flag_offset(0, 1) - layout.flag_offset(0, 0), 2 * exec::window::kLine);
-  EXPECT_EQ(layout.flag_offset(1, 0) - layout.flag_offset(0, 0), HCOMM_MAX_SIGNALS * 2 * exec::window::kLine);
-  EXPECT_GE(layout.data_offset(), layout.flag_offset(4, HCOMM_MAX_SIGNALS - 1) + 2 * exec::window::kLine);
+  // A flag is a line per call parity; a writer's lines of one parity lie in
+  // match order, so that a payload over several flags is one run of lines.
+  const uint64_t line = exec::window::kLine;
+  EXPECT_EQ(layout.flag_offset(0, 1, 0) - layout.flag_offset(0, 0, 0), line);
+  EXPECT_EQ(layout.flag_offset(3, 5, 1) - layout.flag_offset(3, 4, 1), line);
+  EXPECT_EQ(layout.flag_offset(1, 0, 0) - layout.flag_offset(0, 0, 0), HCOMM_MAX_SIGNALS * line);
+  EXPECT_EQ(layout.flag_offset(0, 0, 1) - layout.flag_offset(0, 0, 0), 5 * HCOMM_MAX_SIGNALS * line);
+  EXPECT_GE(layout.data_offset(), layout.flag_offset(4, HCOMM_MAX_SIGNALS - 1, 1) + line);
   EXPECT_EQ(layout.data_offset() % exec::window::kPage, 0u);
   EXPECT_EQ(layout.total_bytes(), layout.data_offset() + 2 * (1u << 16));
   EXPECT_LT(exec::window::flag_value(3, HCOMM_MAX_SIGNAL_OCCURRENCES), exec::window::flag_value(4, 1));

@@ -1,8 +1,8 @@
-/* HComm algorithm plugin interface, ABI 1.5 (1.1 added the variable-size
+/* HComm algorithm plugin interface, ABI 1.6 (1.1 added the variable-size
  * collectives' counts, the mapped-memory steps and the view's window; 1.2
  * the view's hosts; 1.3 signals that carry a small payload; 1.4 a step flag
  * for results nothing reads again; 1.5 a view flag for more ranks than
- * cores).
+ * cores; 1.6 payloads over several flags' lines).
  *
  * An algorithm turns one collective call into a schedule for this rank: a
  * list of steps, each naming a peer, buffer slices and the steps it waits for.
@@ -133,6 +133,9 @@ typedef struct hcomm_bufref {
 #define HCOMM_MAX_SIGNALS 64
 /* ABI 1.3: the most bytes a SIGNAL carries in its flag's cache line. */
 #define HCOMM_SIGNAL_PAYLOAD_BYTES 56
+/* ABI 1.6: the most flags' lines one SIGNAL's payload spans. */
+#define HCOMM_SIGNAL_MAX_LINES 8
+#define HCOMM_SIGNAL_MAX_PAYLOAD_BYTES (HCOMM_SIGNAL_MAX_LINES * HCOMM_SIGNAL_PAYLOAD_BYTES)
 
 typedef enum hcomm_step_flags {
   /* This reduction produces the final value of its elements: AVG divides here. */
@@ -170,6 +173,12 @@ typedef enum hcomm_step_flags {
  * when it completes: a small message arrives with its flag, in one cache-line
  * transfer. Such a signal must be the only one of its peer and match in the
  * call, and its WAIT the only one of the pair on the peer.
+ * ABI 1.6: a payload may span up to HCOMM_SIGNAL_MAX_LINES lines: bytes
+ * up to HCOMM_SIGNAL_MAX_PAYLOAD_BYTES fill the lines of flags match,
+ * match + 1, ... (HCOMM_SIGNAL_PAYLOAD_BYTES each; all below
+ * HCOMM_MAX_SIGNALS), which lie next to each other, and the WAIT completes
+ * once every one of them is raised: the lines travel at once, not one after
+ * the other. Each of those flags counts as its pair's one signal.
  * LOAD, LOAD_REDUCE and STORE may name this rank as the peer (its own
  * window or buffers). Mapped steps run one call at a time per communicator,
  * in call order, so a call must use mapped steps or the WINDOW on every rank

@@ -36,10 +36,11 @@ constexpr hcomm_algorithm_desc_t direct_algorithm(const char* name, uint32_t col
 // The flags each algorithm raises (match ids; a flag is raised once per
 // round, and signals pair by order).
 enum DirectSignal : uint32_t {
-  kInputReady = 0,    // this rank's input is in its window (or its SEND is exposed)
-  kSliceReduced = 1,  // this rank's reduced slice is in its window
-  kDoneReading = 2,   // this rank read what it needed from the others
-  kInputPart = 3,     // the second part of an input that travels in signals
+  // This rank's input is in its window (or its SEND is exposed), or in this
+  // signal's payload, whose lines take the flags up to kSliceReduced.
+  kInputReady = 0,
+  kSliceReduced = HCOMM_SIGNAL_MAX_LINES,  // this rank's reduced slice is in its window
+  kDoneReading,                            // this rank read what it needed from the others
 };
 
 // How the rounds of a message through the windows split the work.

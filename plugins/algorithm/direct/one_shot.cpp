@@ -46,29 +46,23 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   out.add(copy);
 }
 
-bool in_signals(const hcomm_comm_view_t& view, uint64_t bytes) {
-  return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= HCOMM_SIGNAL_PAYLOAD_BYTES;
+// A broadcast's data, a reduce's input or an allgather's block travel in
+// the signals up to a flag's line (HCOMM_SIGNAL_PAYLOAD_BYTES); an
+// allreduce's input up to the most a signal carries over several flags'
+// lines (HCOMM_SIGNAL_MAX_PAYLOAD_BYTES; 2 ranks: 128-448 bytes 0.60-0.78 us
+// against 0.74-0.84 through the window).
+bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
+  const uint64_t most = coll == HCOMM_COLL_ALLREDUCE ? HCOMM_SIGNAL_MAX_PAYLOAD_BYTES : HCOMM_SIGNAL_PAYLOAD_BYTES;
+  return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= most;
 }
 
-// A signal carries whole elements in its flag's line; an allreduce's input
-// travels in up to two (matches kInputReady, kInputPart). 2 ranks: 64-112
-// bytes 0.34-0.36 us against 0.37-0.39 through the window, 0.60 against 0.70
-// on a slower run; with three or four lines, 128-224 bytes were as fast as
-// the window or slower (each line is waited for in turn).
-constexpr uint64_t kAllreduceSignalParts = 2;
-uint64_t signal_part_bytes(size_t elem_size) { return HCOMM_SIGNAL_PAYLOAD_BYTES / elem_size * elem_size; }
-bool in_signal_parts(const hcomm_comm_view_t& view, uint64_t bytes, size_t elem_size) {
-  return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= kAllreduceSignalParts * signal_part_bytes(elem_size);
-}
-
-// A message that fits in a flag's line, or an allreduce's in two, travels in
-// them (in_signals, in_signal_parts): every rank signals its input to every
-// peer (`to_peers`; a reduce's root signals none), its first part with
-// kInputReady and its second with kInputPart, and reduces the inputs in rank
-// order once they are here. Peers' inputs land in scratch, one slot per rank.
-// This rank's own is read from SEND, or from its slot where the first
-// reduction into RECV would overwrite it before its turn (in place, with more
-// than 2 ranks).
+// A message that fits in the signals (in_signals) travels in them: every
+// rank signals its input to every peer (`to_peers`; a reduce's root signals
+// none) with kInputReady, and reduces the inputs in rank order once they are
+// here.
+// Peers' inputs land in scratch, one slot per rank. This rank's own is read
+// from SEND, or from its slot where the first reduction into RECV would
+// overwrite it before its turn (in place, with more than 2 ranks).
 void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) {
   const Call& call = direct.call;
   const uint64_t b = call.bytes;
@@ -77,31 +71,23 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) 
   const auto slot = [b](int r) { return at(HCOMM_BUF_SCRATCH, r * b); };
   const bool copy_own = call.args.in_place && n > 2;
   const hcomm_bufref_t own = copy_own ? slot(me) : at(HCOMM_BUF_SEND, 0);
-  const uint64_t part = signal_part_bytes(call.args.dtype_size);
-  const uint32_t parts = static_cast<uint32_t>((b + part - 1) / part);
-  const auto match = [](uint32_t j) { return static_cast<uint32_t>(j == 0 ? kInputReady : kInputPart); };
-  const auto shifted = [](hcomm_bufref_t r, uint64_t by) { return hcomm_bufref_t{r.buffer, r.offset + by}; };
   int32_t copied = -1;
   if (copy_own)
     copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = own, .bytes = b, .nchunks = 1});
-  std::vector<std::vector<int32_t>> arrived(n);
+  std::vector<int32_t> arrived(n, -1);
   int32_t signalled = -1;
   for (int p = 0; p < n && to_peers; ++p) {
     if (p == me) continue;
-    for (uint32_t j = 0; j < parts; ++j) {
-      hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = match(j), .src = shifted(own, j * part),
-                             .bytes = std::min(part, b - j * part), .nchunks = 1};
-      if (copied >= 0) wait_whole(signal, copied);
-      signalled = out.add(signal);
-    }
+    hcomm_step_t signal = {
+        .kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = own, .bytes = b, .nchunks = 1};
+    if (copied >= 0) wait_whole(signal, copied);
+    signalled = out.add(signal);
   }
   for (int p = 0; p < n; ++p)
     if (p != me)
-      for (uint32_t j = 0; j < parts; ++j)
-        arrived[p].push_back(out.add({.kind = HCOMM_STEP_WAIT, .peer = p, .match = match(j),
-                                      .dst = shifted(slot(p), j * part), .bytes = std::min(part, b - j * part),
-                                      .nchunks = 1}));
-  if (copied >= 0) arrived[me].push_back(copied);
+      arrived[p] = out.add(
+          {.kind = HCOMM_STEP_WAIT, .peer = p, .match = kInputReady, .dst = slot(p), .bytes = b, .nchunks = 1});
+  arrived[me] = copied;
   const auto input = [&](int r) { return r == me ? own : slot(r); };
   int32_t previous = -1;
   for (int r = 1; r < n; ++r) {
@@ -115,9 +101,9 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) 
     if (r == 1) {
       // In place, RECV is SEND, which the copy reads (or with 2 ranks, the signals).
       if (call.args.in_place) wait_for_step(reduce, copy_own ? copied : signalled, false);
-      for (int32_t a : arrived[0]) wait_for_step(reduce, a, false);
+      wait_for_step(reduce, arrived[0], false);
     }
-    for (int32_t a : arrived[r]) wait_for_step(reduce, a, false);
+    wait_for_step(reduce, arrived[r], false);
     wait_for_step(reduce, previous, false);
     previous = out.add(reduce);
   }
@@ -125,7 +111,7 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) 
 
 void build_allreduce(const DirectCall& direct, ScheduleWriter& out) {
   if (direct.call.bytes == 0) return;
-  if (in_signal_parts(direct.view, direct.call.bytes, direct.call.args.dtype_size))
+  if (in_signals(direct.view, HCOMM_COLL_ALLREDUCE, direct.call.bytes))
     build_inline(direct, out, true);
   else if (reads_peer_buffers(direct.view, direct.call.bytes))
     build_from_peer_buffers(direct, out);
@@ -159,7 +145,7 @@ uint64_t window_limit(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
 bool small_served(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
   const bool rooted = coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE;
   if (rooted && (view.flags & HCOMM_VIEW_OVERSUBSCRIBED)) return false;
-  return in_signals(view, bytes) || bytes <= window_limit(view, coll);
+  return in_signals(view, coll, bytes) || bytes <= window_limit(view, coll);
 }
 void check_small(const DirectCall& direct, uint64_t bytes) {
   const hcomm_coll_t coll = direct.call.args.coll;
@@ -174,7 +160,7 @@ void check_small(const DirectCall& direct, uint64_t bytes) {
 // (-1: all): in its signals, or copied into its window and announced.
 void publish(const DirectCall& direct, uint64_t bytes, ScheduleWriter& out, int only = -1) {
   const Call& call = direct.call;
-  const bool carried = in_signals(direct.view, bytes);
+  const bool carried = in_signals(direct.view, call.args.coll, bytes);
   const int32_t copied = carried ? -1
                                  : out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
                                             .dst = at(HCOMM_BUF_WINDOW, 0), .bytes = bytes, .nchunks = 1});
@@ -194,7 +180,7 @@ void publish(const DirectCall& direct, uint64_t bytes, ScheduleWriter& out, int 
 // What rank `from` published, into `dst`: from its signal, or loaded from
 // its window after it.
 void take(const DirectCall& direct, int from, uint64_t bytes, hcomm_bufref_t dst, ScheduleWriter& out) {
-  if (in_signals(direct.view, bytes)) {
+  if (in_signals(direct.view, direct.call.args.coll, bytes)) {
     out.add({.kind = HCOMM_STEP_WAIT, .peer = from, .match = kInputReady, .dst = dst, .bytes = bytes, .nchunks = 1});
     return;
   }
@@ -226,7 +212,7 @@ void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
   if (call.bytes == 0) return;
   check_small(direct, call.bytes);
   if (call.rank != root) return publish(direct, call.bytes, out, root);
-  if (in_signals(direct.view, call.bytes)) return build_inline(direct, out, false);
+  if (in_signals(direct.view, call.args.coll, call.bytes)) return build_inline(direct, out, false);
   const int32_t copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0),
                                   .dst = at(HCOMM_BUF_WINDOW, 0), .bytes = call.bytes, .nchunks = 1});
   reduce_from_all(call, out, at(HCOMM_BUF_WINDOW, 0), at(HCOMM_BUF_RECV, 0), call.bytes, copied, true);
@@ -257,8 +243,9 @@ void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
   }
 }
 
-// Allreduce: a load of every input and n - 1 reductions of it, plus a copy
-// into the window and a synchronisation or two per piece; reduce, up to
+// Allreduce: in the signals, every peer's input loaded with its flags and
+// reduced; beyond, a load of every input and n - 1 reductions of it, plus a
+// copy into the window and a synchronisation or two per piece; reduce, up to
 // 256 bytes, the same on the root only. Barrier: a flag seen, plus a line
 // per peer. Broadcast: a flag seen, and through the window the data copied
 // in and loaded. Allgather: the same for every block.
@@ -271,14 +258,17 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
     return m.alpha_us + (view->nranks - 1) * kFlagLineBytes * m.beta_us_per_byte;
   if (args->coll == HCOMM_COLL_REDUCE) {
     if (!small_served(*view, args->coll, bytes)) return std::numeric_limits<double>::infinity();
-    const double loads = in_signals(*view, bytes) ? 0.0 : 1.0 + view->nranks;  // copied in, and each input out
+    // Copied in, and each input out.
+    const double loads = in_signals(*view, args->coll, bytes) ? 0.0 : 1.0 + view->nranks;
     return m.alpha_us + loads * b * m.beta_us_per_byte + (view->nranks - 1) * b * m.gamma_us_per_byte;
   }
   if (args->coll == HCOMM_COLL_BROADCAST || args->coll == HCOMM_COLL_ALLGATHER) {
     if (!small_served(*view, args->coll, bytes)) return std::numeric_limits<double>::infinity();
     const double loaded = args->coll == HCOMM_COLL_ALLGATHER ? view->nranks : 2;  // copied in, and each block out
-    return m.alpha_us + (in_signals(*view, bytes) ? 0.0 : loaded * b * m.beta_us_per_byte);
+    return m.alpha_us + (in_signals(*view, args->coll, bytes) ? 0.0 : loaded * b * m.beta_us_per_byte);
   }
+  if (in_signals(*view, args->coll, bytes))  // every peer's input in its lines, then reduced
+    return m.alpha_us + (view->nranks - 1) * b * (m.beta_us_per_byte + m.gamma_us_per_byte);
   const bool direct = reads_peer_buffers(*view, bytes);
   const double pieces =
       direct ? 1.0 : static_cast<double>(std::max<uint64_t>(Pieces::of(args->count, args->dtype_size,
