@@ -218,7 +218,10 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
 }
 
 // A payload fills the lines of flag `match` and the ones after it, in order,
-// each raised once its part is in. A release store and a plain look at the
+// each raised once its part is in. Their reader read them two calls ago, so
+// each write waits for the line to come back; asking for them all first
+// overlaps those transfers (2 ranks, 128 and 256 bytes: 0.52-0.59 and
+// 0.55-0.56 us against 0.66-0.81 and 0.70-0.86). A release store and a plain look at the
 // doorbell: a fence between them would stall every signal for a cross-core
 // round trip. The cost is a rare wake-up lost when the peer announces its
 // sleep just as the flag is raised; it then sleeps until its timeout
@@ -226,7 +229,9 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
 void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence, const uint8_t* payload, uint64_t bytes) {
   check_peer(peer);
   const uint64_t value = window::flag_value(call_, occurrence);
-  for (uint32_t j = 0; j < window::lines_of(bytes); ++j) {
+  const uint32_t lines = window::lines_of(bytes);
+  for (uint32_t j = 0; j < lines; ++j) window::claim(&io_->flag(peer, io_->rank(), match + j, call_));
+  for (uint32_t j = 0; j < lines; ++j) {
     window::FlagLine& line = io_->flag(peer, io_->rank(), match + j, call_);
     const uint64_t at = j * window::kPayloadBytes;
     if (bytes) std::memcpy(line.payload, payload + at, std::min(window::kPayloadBytes, bytes - at));

@@ -48,11 +48,13 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
 
 // A broadcast's data, a reduce's input or an allgather's block travel in
 // the signals up to a flag's line (HCOMM_SIGNAL_PAYLOAD_BYTES); an
-// allreduce's input up to the most a signal carries over several flags'
-// lines (HCOMM_SIGNAL_MAX_PAYLOAD_BYTES; 2 ranks: 128-448 bytes 0.60-0.78 us
-// against 0.74-0.84 through the window).
+// allreduce's input up to kAllreduceInSignals, over several flags' lines.
+// 2 ranks: 512 and 1024 bytes 0.61-0.66 and 0.89-0.96 us against 0.78-0.92
+// and 1.00-1.05 through the window; 1536 bytes 1.53-1.92 against 1.28-1.35.
+constexpr uint64_t kAllreduceInSignals = 1024;
+static_assert(kAllreduceInSignals <= HCOMM_SIGNAL_MAX_PAYLOAD_BYTES, "a signal carries an allreduce's input");
 bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
-  const uint64_t most = coll == HCOMM_COLL_ALLREDUCE ? HCOMM_SIGNAL_MAX_PAYLOAD_BYTES : HCOMM_SIGNAL_PAYLOAD_BYTES;
+  const uint64_t most = coll == HCOMM_COLL_ALLREDUCE ? kAllreduceInSignals : HCOMM_SIGNAL_PAYLOAD_BYTES;
   return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= most;
 }
 
