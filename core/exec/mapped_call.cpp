@@ -220,8 +220,9 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
 // A payload fills the lines of flag `match` and the ones after it, in order,
 // each raised once its part is in. Their reader read them two calls ago, so
 // each write waits for the line to come back; asking for them all first
-// overlaps those transfers (2 ranks, 128 and 256 bytes: 0.52-0.59 and
-// 0.55-0.56 us against 0.66-0.81 and 0.70-0.86). A release store and a plain look at the
+// overlaps those transfers (2 ranks, 128 and 256 bytes: 0.29-0.31 and 0.34
+// us against 0.33-0.34 and 0.35-0.37; when the machine runs slower,
+// 0.49-0.58 and 0.52-0.55 against 0.66-0.67 and 0.69-0.71). A release store and a plain look at the
 // doorbell: a fence between them would stall every signal for a cross-core
 // round trip. The cost is a rare wake-up lost when the peer announces its
 // sleep just as the flag is raised; it then sleeps until its timeout
@@ -243,11 +244,11 @@ void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence, const uin
 
 // Looks at a payload's lines in order, up to the first not raised yet: the
 // first is seen as soon as the peer raised it, while it still writes the
-// others, whose transfers then overlap its writes. 2 ranks, 128 and 256
-// bytes: 0.64-0.67 and 0.68-0.72 us; raising the first line last and
-// waiting on it alone, 0.72 and 0.91; looking at every line in each pass,
-// which takes lines back from the writer while it writes them, 0.64-0.76
-// and 0.70-0.88.
+// others, whose transfers then overlap its writes. On a quiet machine this
+// was as fast as raising the first line last and waiting on it alone, or
+// looking at every line in each pass (which takes lines back from the
+// writer while it writes them); with two more processes spinning on the
+// two cores, 256 bytes took 0.68-0.72 us against 0.91 and 0.70-0.88.
 bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence, uint8_t* payload, uint64_t bytes) {
   check_peer(peer);
   const uint64_t want = window::flag_value(call_, occurrence);

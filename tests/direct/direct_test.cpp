@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
   for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered}) {
     for (const Work& w : works) {
       const size_t per_window = window / hcomm_dtype_size(w.dtype);
-      // 25 and 200 elements travel in one_shot's signals (one flag's line to fifteen) for most types.
-      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{25}, size_t{200}, size_t{1027}, per_window / 4 + 3,
+      // 25 and 61 elements travel in one_shot's signals (one flag's line to five) for most types.
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{25}, size_t{61}, size_t{1027}, per_window / 4 + 3,
                            per_window - 1, per_window + 1, 3 * per_window + 5})
         for (bool in_place : {false, true}) run_case(job, algorithm, memory, count, w, in_place);
     }

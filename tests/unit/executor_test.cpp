@@ -338,10 +338,9 @@ TEST(ExecutorMapped, DirectAllreduceEveryRankCountAndWindow) {
     for (int n : {2, 3, 5, 7})
       for (uint64_t window : {uint64_t{256}, uint64_t{1} << 16}) {
         MappedJob job(n, window);
-        // 14 floats fill a flag's line, 15 take two, 256 the most one_shot sends in signals; 257 go through the
-        // window.
+        // 14 floats fill a flag's line, 15 take two, 64 the most one_shot sends in signals; 65 go through the window.
         for (size_t count :
-             {size_t{0}, size_t{1}, size_t{7}, size_t{14}, size_t{15}, size_t{256}, size_t{257}, size_t{1027}})
+             {size_t{0}, size_t{1}, size_t{7}, size_t{14}, size_t{15}, size_t{64}, size_t{65}, size_t{1027}})
           for (uint64_t chunk : {uint64_t{128}, uint64_t{512} * 1024})
             for (uint32_t flags : {uint32_t{HCOMM_VIEW_MAPPED},
                                    uint32_t{HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD}})
@@ -356,8 +355,8 @@ TEST(ExecutorMapped, DirectAllreduceEveryDtypeAndOp) {
     MappedJob job(5, 1024);
     for (int t = 0; t < HCOMM_NUM_DTYPES; ++t)
       for (int o = 0; o < HCOMM_NUM_OPS; ++o)
-        // 7: in a line for every type; 13: two lines of 8-byte types; 129: the window for them, signals for others
-        for (size_t count : {size_t{7}, size_t{13}, size_t{129}, size_t{333}})
+        // 7: in a line for every type; 13: two lines of 8-byte types; 61: the window for them, signals for others
+        for (size_t count : {size_t{7}, size_t{13}, size_t{61}, size_t{333}})
           job.check({.algorithm = algorithm, .nranks = 5, .count = count, .dtype = static_cast<hcomm_dtype_t>(t),
                      .op = static_cast<hcomm_op_t>(o), .chunk_bytes = 200});
   }

@@ -134,7 +134,7 @@ typedef struct hcomm_bufref {
 /* ABI 1.3: the most bytes a SIGNAL carries in its flag's cache line. */
 #define HCOMM_SIGNAL_PAYLOAD_BYTES 56
 /* ABI 1.6: the most flags' lines one SIGNAL's payload spans. */
-#define HCOMM_SIGNAL_MAX_LINES 32
+#define HCOMM_SIGNAL_MAX_LINES 8
 #define HCOMM_SIGNAL_MAX_PAYLOAD_BYTES (HCOMM_SIGNAL_MAX_LINES * HCOMM_SIGNAL_PAYLOAD_BYTES)
 
 typedef enum hcomm_step_flags {

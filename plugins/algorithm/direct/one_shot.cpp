@@ -46,20 +46,18 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   out.add(copy);
 }
 
-// Data travel in the signals, over several flags' lines, up to 1 KiB for an
-// allreduce's input and 256 bytes for a broadcast's data, a reduce's input
-// or an allgather's block. 2 ranks, an allreduce: 512 and 1024 bytes
-// 0.61-0.66 and 0.89-0.96 us against 0.78-0.92 and 1.00-1.05 through the
-// window; 1536 bytes 1.53-1.92 against 1.28-1.35. 64-256 bytes in signals
-// against a flag's line and the window above it, the best of 4 runs:
-// broadcast 0.64-0.75 us against 0.65-0.93, allgather 0.85-1.19 against
-// 1.09-1.19, reduce 0.91-1.04 against 1.14-1.27 (from 512 bytes the window
-// was ahead for the last two).
-constexpr uint64_t kAllreduceInSignals = 1024;
-constexpr uint64_t kOthersInSignals = 256;
+// An allreduce's input travels in the signals, over several flags' lines,
+// up to kAllreduceInSignals; a broadcast's data, a reduce's input or an
+// allgather's block in a flag's line (HCOMM_SIGNAL_PAYLOAD_BYTES). 2 ranks,
+// the best of 3-4 runs: an allreduce of 64 and 128 bytes 0.28 and 0.30 us
+// against 0.31 and 0.33 through the window, 256 bytes 0.34 against 0.33,
+// 512 and 1024 bytes 0.42 and 0.60 against 0.35 and 0.37; broadcasts and
+// allgathers of 128-1024 bytes were as fast through the window or faster,
+// reduces as fast up to 256 bytes.
+constexpr uint64_t kAllreduceInSignals = 256;
 static_assert(kAllreduceInSignals <= HCOMM_SIGNAL_MAX_PAYLOAD_BYTES, "a signal carries an allreduce's input");
 bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
-  const uint64_t most = coll == HCOMM_COLL_ALLREDUCE ? kAllreduceInSignals : kOthersInSignals;
+  const uint64_t most = coll == HCOMM_COLL_ALLREDUCE ? kAllreduceInSignals : HCOMM_SIGNAL_PAYLOAD_BYTES;
   return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= most;
 }
 
@@ -133,7 +131,7 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
 }
 
 // A broadcast's data, a reduce's input or an allgather's block travel in
-// the signals (up to 256 bytes) or through the windows up to
+// the signals (up to 56 bytes) or through the windows up to
 // kWindowPathBytes. Beyond, the message algorithms are ahead (2 ranks over
 // shm: a 2 KiB broadcast 1.8 us against k-nomial's 1.4; 8 KiB 4.1 against
 // 2.5 us reading the root's buffer directly), so one_shot leaves them those.
