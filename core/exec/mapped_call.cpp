@@ -219,14 +219,14 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
 
 // A payload fills the lines of flag `match` and the ones after it, in order,
 // each raised once its part is in. Their reader read them two calls ago, so
-// each write waits for the line to come back; asking for them all first
+// each write waits for its line to come back; asking for them all first
 // overlaps those transfers (2 ranks, 128 and 256 bytes: 0.29-0.31 and 0.34
 // us against 0.33-0.34 and 0.35-0.37; when the machine runs slower,
-// 0.49-0.58 and 0.52-0.55 against 0.66-0.67 and 0.69-0.71). A release store and a plain look at the
-// doorbell: a fence between them would stall every signal for a cross-core
-// round trip. The cost is a rare wake-up lost when the peer announces its
-// sleep just as the flag is raised; it then sleeps until its timeout
-// (Peers::wait: a millisecond at most).
+// 0.49-0.58 and 0.52-0.55 against 0.66-0.67 and 0.69-0.71).
+// A release store and a plain look at the doorbell: a fence between them
+// would stall every signal for a cross-core round trip. The cost is a rare
+// wake-up lost when the peer announces its sleep just as the flag is raised;
+// it then sleeps until its timeout (Peers::wait: a millisecond at most).
 void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence, const uint8_t* payload, uint64_t bytes) {
   check_peer(peer);
   const uint64_t value = window::flag_value(call_, occurrence);

@@ -651,7 +651,8 @@ TEST(ExecutorMapped, PayloadOverSeveralLinesArrivesWhole) {
       job.run(schedules, buffers);
       for (int r = 0; r < n; ++r)
         for (size_t i = 0; i < count; ++i)
-          ASSERT_EQ(recv[r][i], send[1 - r][i]) << count << " elements, call " << call << ", rank " << r << ", element " << i;
+          ASSERT_EQ(recv[r][i], send[1 - r][i])
+              << count << " elements, call " << call << ", rank " << r << ", element " << i;
     }
   }
 }

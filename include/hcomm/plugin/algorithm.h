@@ -177,8 +177,8 @@ typedef enum hcomm_step_flags {
  * up to HCOMM_SIGNAL_MAX_PAYLOAD_BYTES fill the lines of flags match,
  * match + 1, ... (HCOMM_SIGNAL_PAYLOAD_BYTES each; all below
  * HCOMM_MAX_SIGNALS), which lie next to each other, and the WAIT completes
- * once every one of them is raised: the lines travel at once, not one after
- * the other. Each of those flags counts as its pair's one signal.
+ * once every one of them is raised, so that the lines travel together.
+ * Each of those flags counts as its pair's one signal in the call.
  * LOAD, LOAD_REDUCE and STORE may name this rank as the peer (its own
  * window or buffers). Mapped steps run one call at a time per communicator,
  * in call order, so a call must use mapped steps or the WINDOW on every rank

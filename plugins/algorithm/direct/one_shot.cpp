@@ -64,9 +64,8 @@ bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes
 // A message that fits in the signals (in_signals) travels in them: every
 // rank signals its input to every peer (`to_peers`; a reduce's root signals
 // none) with kInputReady, and reduces the inputs in rank order once they are
-// here.
-// Peers' inputs land in scratch, one slot per rank. This rank's own is read
-// from SEND, or from its slot where the first reduction into RECV would
+// here. Peers' inputs land in scratch, one slot per rank. This rank's own is
+// read from SEND, or from its slot where the first reduction into RECV would
 // overwrite it before its turn (in place, with more than 2 ranks).
 void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) {
   const Call& call = direct.call;
