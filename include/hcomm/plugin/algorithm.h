@@ -75,7 +75,8 @@ typedef enum hcomm_view_flags {
    * them in place when they are mapped (hcomm_mem_alloc or registered) and
    * with one copy (cross-memory attach) otherwise. */
   HCOMM_VIEW_PEER_BUFFERS = 1u << 1,
-  /* ABI 1.3: SIGNAL and WAIT may carry a payload (HCOMM_SIGNAL_PAYLOAD_BYTES). */
+  /* ABI 1.3: SIGNAL and WAIT may carry a payload (HCOMM_SIGNAL_PAYLOAD_BYTES;
+   * ABI 1.6: up to HCOMM_SIGNAL_MAX_PAYLOAD_BYTES over several flags' lines). */
   HCOMM_VIEW_SIGNAL_PAYLOAD = 1u << 2,
   /* ABI 1.5: this host's ranks outnumber its cores, so a rank that waits
    * may hold the CPU a peer needs to get on. */

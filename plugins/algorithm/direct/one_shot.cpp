@@ -3,11 +3,11 @@
 // order, so all compute the same bits; reduce: the root alone does.
 // Broadcast: every rank reads the root's data; allgather: every other rank's
 // block. Barrier: every rank sees every other's flag.
-// The smallest data travel with the signals (an allreduce's in up to two of
-// them); small data go through the windows (an allreduce's in pieces when
-// larger than a window); larger data, where ranks may copy from each other's
-// buffers (HCOMM_VIEW_PEER_BUFFERS), are read from the peers' SEND instead:
-// in place where it is mapped, with one copy where it is not.
+// The smallest data travel with the signals (an allreduce's over several
+// flags' lines); small data go through the windows (an allreduce's in pieces
+// when larger than a window); larger data, where ranks may copy from each
+// other's buffers (HCOMM_VIEW_PEER_BUFFERS), are read from the peers' SEND
+// instead: in place where it is mapped, with one copy where it is not.
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -103,7 +103,7 @@ void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) 
                            .bytes = b,
                            .nchunks = 1};
     if (r == 1) {
-      // In place, RECV is SEND, which the copy reads (or with 2 ranks, the signals).
+      // In place, RECV is SEND, which the copy reads (or with 2 ranks, the signal).
       if (call.args.in_place) wait_for_step(reduce, copy_own ? copied : signalled, false);
       wait_for_step(reduce, arrived[0], false);
     }
