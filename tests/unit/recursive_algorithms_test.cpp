@@ -210,6 +210,37 @@ TEST(HalvingDoublingSchedule, MovesTwiceTheVectorLessOneShare) {
   for (int r = 0; r < 8; ++r) EXPECT_EQ(sent(scattered[r]), std::make_pair(uint64_t{7 * 800}, 3)) << "rank " << r;
 }
 
+// The first doubling send carries the part the last halving round reduced,
+// chunk by chunk as each is reduced (as ring's allgather forwards), not once
+// the whole part is.
+TEST(HalvingDoublingSchedule, FirstDoublingSendFollowsTheLastReductionChunkByChunk) {
+  const hcomm_algorithm_desc_t* algo = recursive("halving_doubling", HCOMM_COLL_ALLREDUCE);
+  ASSERT_NE(algo, nullptr);
+  for (int n : {2, 3, 4, 5, 8}) {
+    const auto ranks = build_all(*algo, plain(HCOMM_COLL_ALLREDUCE, n, 1000), kChunkings[3].rule);
+    int checked = 0;
+    for (int r = 0; r < n; ++r) {
+      const std::vector<hcomm_step_t>& steps = ranks[r].steps;
+      int32_t reduced = -1;
+      for (size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].kind == HCOMM_STEP_RECV_REDUCE && (steps[i].flags & HCOMM_STEP_FINAL))
+          reduced = static_cast<int32_t>(i);
+      if (reduced < 0) continue;  // folded out: its partner reduces for it
+      const auto send = std::find_if(steps.begin() + reduced, steps.end(),
+                                     [](const hcomm_step_t& s) { return s.kind == HCOMM_STEP_SEND; });
+      ASSERT_NE(send, steps.end()) << "n " << n << " rank " << r;
+      EXPECT_EQ(send->src.offset, steps[reduced].dst.offset) << "n " << n << " rank " << r;
+      EXPECT_EQ(send->nchunks, steps[reduced].nchunks) << "n " << n << " rank " << r;
+      bool chunkwise = false;
+      for (uint32_t d = 0; d < send->ndeps; ++d)
+        chunkwise |= send->deps[d] == reduced && !(send->whole_deps & (1u << d));
+      EXPECT_TRUE(chunkwise) << "n " << n << " rank " << r;
+      ++checked;
+    }
+    EXPECT_GE(checked, n / 2) << "n " << n;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Costs: the alpha-beta-gamma model of each schedule.
 

@@ -11,7 +11,10 @@ namespace hcomm::algo {
 namespace {
 
 // The vector is cut into one part per virtual rank; halving leaves part v
-// reduced in RECV at virtual rank v, doubling gathers the parts.
+// reduced in RECV at virtual rank v, doubling gathers the parts. The first
+// doubling send forwards each chunk of the part as soon as it is reduced,
+// as ring's allgather does: 2 ranks over tcp, 8-64 MiB, it took 12-14%
+// longer than ring while it waited for the whole part.
 void build_allreduce(const Call& call, ScheduleWriter& out) {
   if (call.bytes == 0) return;
   if (call.nranks == 1) return copy_input_to_output(call, out);
@@ -21,7 +24,7 @@ void build_allreduce(const Call& call, ScheduleWriter& out) {
   const Bounds bounds = element_bounds(cube, call.args.count, call.args.dtype_size);
   const int32_t reduced = halve(call, out, cube, bounds, folded >= 0 ? HCOMM_BUF_RECV : HCOMM_BUF_SEND, folded,
                                 HCOMM_BUF_RECV, at(HCOMM_BUF_RECV, bounds[cube.vrank()]));
-  const Doubled x = double_up(call, out, cube, bounds, kDoublingMatch, {reduced});
+  const Doubled x = double_up(call, out, cube, bounds, kDoublingMatch, reduced, {});
   if (cube.folded_in()) unfold(call, out, cube, at(HCOMM_BUF_RECV, 0), call.bytes, {x.last_send, x.last_recv});
 }
 

@@ -94,7 +94,7 @@ int32_t halve(const Call& call, ScheduleWriter& out, const FoldedHypercube& cube
 }
 
 Doubled double_up(const Call& call, ScheduleWriter& out, const FoldedHypercube& cube, const Bounds& bounds,
-                  uint32_t first_match, std::initializer_list<int32_t> ready) {
+                  uint32_t first_match, int32_t own_part, std::initializer_list<int32_t> ready) {
   const size_t es = call.args.dtype_size;
   Doubled x;
   for (int round = 0; round < cube.rounds(); ++round) {
@@ -104,9 +104,10 @@ Doubled double_up(const Call& call, ScheduleWriter& out, const FoldedHypercube& 
     const uint64_t send_bytes = bounds[mine + span] - bounds[mine];
     hcomm_step_t send = transfer(HCOMM_STEP_SEND, cube.peer(span), match, at(HCOMM_BUF_RECV, bounds[mine]), send_bytes,
                                  out.chunks(send_bytes, es));
-    if (round == 0)
+    if (round == 0) {
+      if (own_part >= 0) wait_chunkwise(send, own_part);
       wait_all(send, ready);
-    else
+    } else
       wait_all(send, {x.last_send, x.last_recv});
     x.last_send = out.add(send);
     const uint64_t recv_bytes = bounds[theirs + span] - bounds[theirs];

@@ -62,13 +62,15 @@ struct Doubled {
 
 // Recursive doubling of parts within RECV (an allgather): in round k a rank
 // sends its group of 2^k parts and receives its partner's group, matched by
-// first_match + k. The first send waits for `ready`; round k + 1's send
+// first_match + k. The first send (this rank's own part) follows step
+// `own_part` chunk by chunk (the step that wrote that part, in as many
+// chunks; -1 for none) and waits for all of `ready`; round k + 1's send
 // waits for round k's send and receive, so it follows every earlier step.
 // After a halving, a receive overwrites the range this rank sent in the
 // halving round at the same distance; it can, as the partner sends that
 // range only once it has reduced what it received there.
 Doubled double_up(const Call& call, ScheduleWriter& out, const FoldedHypercube& cube, const Bounds& bounds,
-                  uint32_t first_match, std::initializer_list<int32_t> ready);
+                  uint32_t first_match, int32_t own_part, std::initializer_list<int32_t> ready);
 
 // The link a round's pairs at `distance` use: between hosts if any pair
 // spans two, its per-byte cost times the most ranks of one host that send

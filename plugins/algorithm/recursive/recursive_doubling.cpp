@@ -42,7 +42,7 @@ void build_allgather(const Call& call, ScheduleWriter& out) {
                       .dst = at(HCOMM_BUF_RECV, blocks.offset(cube.fold_partner())),
                       .bytes = call.bytes,
                       .nchunks = out.chunks(call.bytes, call.args.dtype_size)});
-  const Doubled x = double_up(call, out, cube, rank_bounds(cube, blocks, call.nranks), 0, {placed, folded});
+  const Doubled x = double_up(call, out, cube, rank_bounds(cube, blocks, call.nranks), 0, -1, {placed, folded});
   if (cube.folded_in()) unfold(call, out, cube, at(HCOMM_BUF_RECV, 0), total, {x.last_send, x.last_recv});
 }
 
