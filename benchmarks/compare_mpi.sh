@@ -18,8 +18,10 @@
 # MPICH (mpich libmpich-dev). Environment: WARMUP (10), ITERS (50),
 # MAX_BYTES (64M), ROUNDS (3), INPUTS (reused: the same input every call;
 # fresh: rewritten before each call, untimed, as a training step's gradients
-# are; see the benchmark). Run it on a quiet machine: small sizes are
-# sensitive to load.
+# are; see the benchmark), BUFFERS (malloc, or alloc_mem: each library's
+# allocator for communication buffers, MPI_Alloc_mem and hcomm_mem_alloc,
+# whose memory HComm's ranks map: its zero-copy path). Run it on a quiet
+# machine: small sizes are sensitive to load.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -29,6 +31,7 @@ rounds=${ROUNDS:-3}
 iters=${ITERS:-50}
 max_bytes=${MAX_BYTES:-64M}
 inputs=${INPUTS:-reused}
+buffers=${BUFFERS:-malloc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -44,7 +47,14 @@ if ((${#missing[@]})); then
 fi
 
 bench=$root/benchmarks/mpi/allreduce_bench.c
-args=(8 "$max_bytes" "$warmup" "$iters" "$inputs")
+args=(8 "$max_bytes" "$warmup" "$iters" "$inputs" "$buffers")
+case $buffers in
+  malloc) perf_buffers=malloc ;;
+  alloc_mem) perf_buffers=alloc ;;
+  *) echo "compare_mpi.sh: BUFFERS=$buffers: expected malloc or alloc_mem" >&2; exit 2 ;;
+esac
+perf_args=(--buffers "$perf_buffers")
+[[ $inputs == fresh ]] && perf_args+=(--fresh-inputs)
 cflags=(-std=c11 -O2 -Wall -Wextra)
 mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
 mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
@@ -73,13 +83,13 @@ for ((round = 1; round <= rounds; ++round)); do
   run mpich.$round mpiexec.mpich -n 2 "$work/bench.mpich" "${args[@]}"
 done
 run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n 2 "$build/bin/hcomm-perf" -c allreduce -d float32 -o sum \
-  -b 8 -e "$max_bytes" -f 2 -w "$warmup" -n "$iters"
+  -b 8 -e "$max_bytes" -f 2 -w "$warmup" -n "$iters" "${perf_args[@]}"
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r);" \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); $(mpirun.openmpi --version | head -1);" \
   "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')"
-echo "2 ranks, allreduce of float32 sum, $inputs inputs; times in microseconds, the median of $iters calls" \
+echo "2 ranks, allreduce of float32 sum, $inputs inputs, $buffers buffers; times in microseconds, the median of $iters calls" \
   "after $warmup warm-ups (the slowest rank's), the best of $rounds rounds that run the three in turn."
 echo
 echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"

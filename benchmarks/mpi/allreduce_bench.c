@@ -14,10 +14,15 @@
  * inputs where they lie: an input that never changes stays in the reader's
  * cache from one call to the next, a rewritten one comes from the writer's.
  *
- *   mpicc allreduce_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS]
+ * BUFFERS says where the buffers come from: `malloc`, or `alloc_mem`, the
+ * library's own allocator for communication buffers (MPI_Alloc_mem;
+ * hcomm_mem_alloc, memory the ranks of a host map, HComm's zero-copy path).
+ *
+ *   mpicc allreduce_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS BUFFERS]
  *   cc -DBENCH_HCOMM allreduce_bench.c -lhcomm; hcomm-run -n 2 a.out [...]
  *
- * Defaults 8 64M 10 50 reused; sizes take K, M, G suffixes (powers of 1024).
+ * Defaults 8 64M 10 50 reused malloc; sizes take K, M, G suffixes (powers of
+ * 1024).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdio.h>
@@ -58,6 +63,11 @@ static double seconds(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+static void* alloc_mem(size_t bytes) {
+  void* p = NULL;
+  return hcomm_mem_alloc(&p, bytes) == HCOMM_SUCCESS ? p : NULL;
+}
+static void free_mem(void* p) { checked(hcomm_mem_free(p), "hcomm_mem_free"); }
 static void stop(void) { checked(hcomm_comm_destroy(comm), "hcomm_comm_destroy"); }
 static void quit(int code) { exit(code); }
 #else
@@ -77,6 +87,11 @@ static void max_doubles(const double* in, double* out, int n) {
 static void sum_longs(const long* in, long* out) { MPI_Allreduce(in, out, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD); }
 static void barrier(void) { MPI_Barrier(MPI_COMM_WORLD); }
 static double seconds(void) { return MPI_Wtime(); }
+static void* alloc_mem(size_t bytes) {
+  void* p = NULL;
+  return MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &p) == MPI_SUCCESS ? p : NULL;
+}
+static void free_mem(void* p) { MPI_Free_mem(p); }
 static void stop(void) { MPI_Finalize(); }
 static void quit(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
@@ -144,15 +159,18 @@ int main(int argc, char** argv) {
   const long min_bytes = arg(argc, argv, 1, 8), max_bytes = arg(argc, argv, 2, 64L << 20);
   const long warmup = arg(argc, argv, 3, 10), iters = arg(argc, argv, 4, 50);
   const char* inputs = argc > 5 ? argv[5] : "reused";
-  const int fresh = strcmp(inputs, "fresh") == 0;
+  const char* buffers = argc > 6 ? argv[6] : "malloc";
+  const int fresh = strcmp(inputs, "fresh") == 0, library = strcmp(buffers, "alloc_mem") == 0;
   if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1 ||
-      (!fresh && strcmp(inputs, "reused") != 0)) {
+      (!fresh && strcmp(inputs, "reused") != 0) || (!library && strcmp(buffers, "malloc") != 0)) {
     if (rank == 0)
-      fprintf(stderr, "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh]] (MIN >= 4 bytes, ITERS >= 1)\n");
+      fprintf(stderr,
+              "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh] [malloc|alloc_mem]] "
+              "(MIN >= 4 bytes, ITERS >= 1)\n");
     quit(2);
   }
-  float* send = malloc((size_t)max_bytes);
-  float* recv = malloc((size_t)max_bytes);
+  float* send = library ? alloc_mem((size_t)max_bytes) : malloc((size_t)max_bytes);
+  float* recv = library ? alloc_mem((size_t)max_bytes) : malloc((size_t)max_bytes);
   double* times = malloc(sizeof(double) * (size_t)iters);
   if (!send || !recv || !times) {
     fprintf(stderr, "rank %d: cannot allocate two buffers of %ld bytes\n", rank, max_bytes);
@@ -162,7 +180,8 @@ int main(int argc, char** argv) {
   memset(recv, 0, (size_t)max_bytes);
   settle(1.0);
   if (rank == 0)
-    printf("# %d ranks, %s inputs; size(B) median(us) mean(us), the largest over the ranks\n", nranks, inputs);
+    printf("# %d ranks, %s inputs, %s buffers; size(B) median(us) mean(us), the largest over the ranks\n", nranks,
+           inputs, buffers);
   long wrong = 0;
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const size_t count = (size_t)bytes / sizeof(float);
@@ -189,8 +208,13 @@ int main(int argc, char** argv) {
   sum_longs(&wrong, &all_wrong);
   if (rank == 0 && all_wrong) fprintf(stderr, "allreduce_bench: %ld wrong elements\n", all_wrong);
   free(times);
-  free(recv);
-  free(send);
+  if (library) {
+    free_mem(recv);
+    free_mem(send);
+  } else {
+    free(recv);
+    free(send);
+  }
   stop();
   return all_wrong ? 1 : 0;
 }
