@@ -78,6 +78,10 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   };
   expose(p.send, buffers.send, schedule.send_bytes);
   expose(p.recv, buffers.recv, schedule.recv_bytes);
+  // A RECV peers map is read in place; else they read the window where the
+  // steps publish it, at RECV's offsets, instead of copying it by address.
+  recv_in_place_ = p.recv.mapped.bytes != 0;
+  if (schedule.publishes_recv && p.recv.bytes && !recv_in_place_) p.recv.in_window = 1;
   // Peers would copy a SEND they cannot map by address (cross-memory attach:
   // a system call, pinned pages, the kernel's copy). Where it fits this call's
   // half below every byte the steps use, or around the bytes this rank's own
@@ -130,9 +134,11 @@ const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t bu
   b = {.call = call_, .address = e.address, .bytes = e.bytes, .mapped = nullptr, .lo = 0, .hi = 0, .hole_lo = 0,
        .hole_hi = 0};
   if (e.in_window) {
+    // A RECV published in part may be larger than the window; the rest of it
+    // is copied by address.
     b.mapped = io_->half(peer, call_);
     b.lo = e.address;
-    b.hi = e.address + e.bytes;
+    b.hi = e.address + std::min<uint64_t>(e.bytes, io_->window_bytes());
     b.hole_lo = e.address + e.hole_lo;
     b.hole_hi = e.address + e.hole_hi;
   } else if (e.mapped.bytes) {

@@ -29,6 +29,9 @@ class MappedCall {
   // The call's steps are all done.
   void end();
   bool running() const { return running_; }
+  // Peers read this rank's RECV in place: its HCOMM_STEP_PUBLISH copies are
+  // skipped.
+  bool recv_in_place() const { return recv_in_place_; }
 
   // This rank's half of its window for this call.
   uint8_t* window() const { return io_->half(io_->rank(), call_); }
@@ -69,6 +72,7 @@ class MappedCall {
   uint64_t call_ = 0;
   bool begun_ = false;    // holds the communicator's mapped-call turn
   bool running_ = false;  // and has published its buffers
+  bool recv_in_place_ = false;
 };
 
 }  // namespace hcomm::exec

@@ -203,7 +203,10 @@ void Operation::compute(const hcomm_step_t& s, uint32_t step, uint32_t chunk, ui
       device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, resolve(s.src2) + off,
                      elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_), result_stores(s));
       break;
-    case HCOMM_STEP_COPY: device::copy(resolve(s.dst) + off, resolve(s.src) + off, bytes); break;
+    case HCOMM_STEP_COPY:
+      if (!(s.flags & HCOMM_STEP_PUBLISH) || !mapped_.recv_in_place())
+        device::copy(resolve(s.dst) + off, resolve(s.src) + off, bytes);
+      break;
     default: break;
   }
 }

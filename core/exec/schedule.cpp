@@ -166,6 +166,7 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
   s.own_window_lo = UINT64_MAX;
   s.own_window_hi = 0;
   s.stores_to_windows = false;
+  s.publishes_recv = false;
   s.staging_offset.assign(s.steps.size(), 0);
   s.staging_slot.assign(s.steps.size(), 0);
   for (size_t i = 0; i < s.steps.size(); ++i) {
@@ -206,6 +207,12 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       case HCOMM_STEP_COPY:
         check_ref(i, st.src, st.bytes);
         check_ref(i, st.dst, st.bytes);
+        if (st.flags & HCOMM_STEP_PUBLISH) {
+          if (st.dst.buffer != HCOMM_BUF_WINDOW) fail(i, "HCOMM_STEP_PUBLISH on a COPY whose dst is not the WINDOW");
+          if (st.dst.offset > recv_bytes || st.bytes > recv_bytes - st.dst.offset)
+            fail(i, "HCOMM_STEP_PUBLISH: the window range published stands for RECV bytes past its end");
+          s.publishes_recv = true;
+        }
         break;
       case HCOMM_STEP_LOAD:
         check_peer_ref(i, st.src, st.bytes);
@@ -237,6 +244,8 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
         break;
       default: fail(i, "unknown step kind");
     }
+    if ((st.flags & HCOMM_STEP_PUBLISH) && st.kind != HCOMM_STEP_COPY)
+      fail(i, "HCOMM_STEP_PUBLISH on a step that is not a COPY");
     if ((st.kind == HCOMM_STEP_SEND || st.kind == HCOMM_STEP_RECV || st.kind == HCOMM_STEP_RECV_REDUCE) &&
         st.match >= (1u << 24))
       fail(i, "match id does not fit in 24 bits");

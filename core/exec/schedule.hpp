@@ -85,6 +85,9 @@ struct Schedule {
   bool peers_read_send = false;
   uint64_t own_window_lo = UINT64_MAX, own_window_hi = 0;
   bool stores_to_windows = false;
+  // A COPY publishes RECV in the window (HCOMM_STEP_PUBLISH): peers that
+  // cannot map this rank's RECV read it there.
+  bool publishes_recv = false;
 
   StatePool pool;
 

@@ -67,7 +67,9 @@ constexpr uint32_t lines_of(uint64_t bytes) {
 // A user buffer this rank lets peers read or write during one call: where it
 // lies in this rank's address space and the part of it peers can map, or,
 // `in_window`, a copy of it at the start of the owner's half for the call,
-// but for bytes [hole_lo, hole_hi), where the owner's steps use the window.
+// but for bytes [hole_lo, hole_hi), where the owner's steps use the window
+// (a SEND the core copied there; a RECV the steps publish there, of which
+// peers read only the published bytes).
 struct Exposed {
   uint64_t address;
   uint64_t bytes;

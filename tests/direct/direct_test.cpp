@@ -3,11 +3,12 @@
 //   hcomm_direct_test ALGORITHM
 //
 // Allreduces of every size class (0, 1, 7 and 1027 elements, a quarter of the
-// window, just under and over it, several windows, 1M+5 elements) on buffers from malloc,
-// from hcomm_mem_alloc and registered with hcomm_mem_register, in place and
-// not, over a spread of dtypes and ops; each call runs twice (the second
-// finds the registrations and mappings of the first). Every element of every
-// result is checked against the exactly known values of values.hpp, and each
+// window, just under and over it, several windows, 1M+5 elements) on buffers
+// from malloc, from hcomm_mem_alloc, registered with hcomm_mem_register, and
+// from malloc on even ranks and hcomm_mem_alloc on odd ones, in place and not,
+// over a spread of dtypes and ops; each call runs twice (the second finds the
+// registrations and mappings of the first). Every element of every result is
+// checked against the exactly known values of values.hpp, and each
 // call must have run ALGORITHM. Exits non-zero if anything was wrong.
 #include <cstdio>
 #include <cstdlib>
@@ -20,9 +21,14 @@
 
 namespace {
 
-enum class Memory { kMalloc, kAllocated, kRegistered };
+// kMixed: malloc on even ranks, hcomm_mem_alloc on odd ones, so that peers
+// read some ranks' buffers in place and others' through their windows.
+enum class Memory { kMalloc, kAllocated, kRegistered, kMixed };
 const char* memory_name(Memory m) {
-  return m == Memory::kMalloc ? "malloc" : m == Memory::kAllocated ? "hcomm_mem_alloc" : "registered";
+  return m == Memory::kMalloc      ? "malloc"
+         : m == Memory::kAllocated ? "hcomm_mem_alloc"
+         : m == Memory::kRegistered ? "registered"
+                                    : "mixed (malloc on even ranks, hcomm_mem_alloc on odd)";
 }
 
 struct Job {
@@ -48,15 +54,17 @@ struct Job {
 // freed when it goes.
 class Buffer {
  public:
-  Buffer(Job& job, Memory memory, size_t bytes) : job_(job), memory_(memory) {
+  Buffer(Job& job, Memory memory, size_t bytes)
+      : job_(job), memory_(memory == Memory::kMixed ? (job.rank % 2 ? Memory::kAllocated : Memory::kMalloc) : memory) {
     const size_t at_least = bytes ? bytes : 1;
-    if (memory == Memory::kAllocated) {
+    if (memory_ == Memory::kAllocated) {
       job.check(hcomm_mem_alloc(&data_, at_least), "hcomm_mem_alloc");
       return;
     }
     data_ = std::malloc(at_least);
     if (!data_) job.fatal("malloc", HCOMM_ERR_SYSTEM);
-    if (memory == Memory::kRegistered) job.check(hcomm_mem_register(job.comm, data_, at_least, &handle_), "hcomm_mem_register");
+    if (memory_ == Memory::kRegistered)
+      job.check(hcomm_mem_register(job.comm, data_, at_least, &handle_), "hcomm_mem_register");
   }
   ~Buffer() {
     if (memory_ == Memory::kAllocated) {
@@ -134,7 +142,7 @@ int main(int argc, char** argv) {
   const size_t window = window_bytes();
   const Work works[] = {{HCOMM_FLOAT32, HCOMM_SUM}, {HCOMM_INT32, HCOMM_MAX}, {HCOMM_FLOAT64, HCOMM_AVG},
                         {HCOMM_UINT8, HCOMM_PROD}, {HCOMM_BFLOAT16, HCOMM_MIN}, {HCOMM_INT64, HCOMM_SUM}};
-  for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered}) {
+  for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered, Memory::kMixed}) {
     for (const Work& w : works) {
       const size_t per_window = window / hcomm_dtype_size(w.dtype);
       // 25 and 61 elements travel in one_shot's signals (one flag's line to five) for most types.

@@ -214,4 +214,11 @@ Built build_all(const hcomm_algorithm_desc_t& algo, const CallArgs& args, const 
   return out;
 }
 
+bool publishes_recv(const std::vector<RankSchedule>& ranks) {
+  for (const RankSchedule& r : ranks)
+    for (const hcomm_step_t& s : r.steps)
+      if (s.flags & HCOMM_STEP_PUBLISH) return true;
+  return false;
+}
+
 }  // namespace hcomm::algotest

@@ -103,6 +103,9 @@ struct RankSchedule {
   uint64_t scratch = 0;
 };
 
+// Whether any rank's schedule publishes its RECV (HCOMM_STEP_PUBLISH).
+bool publishes_recv(const std::vector<RankSchedule>& ranks);
+
 // A builder as the core's: records steps and scratch, answers chunk counts by
 // rule; `reject` refuses every step, as a builder out of memory would.
 class TestBuilder {

@@ -163,6 +163,7 @@ class Checker {
       steps_ += r.steps.size();
       for (const hcomm_step_t& s : r.steps)
         order_ = order_ || touches_peer(s.kind) || (s.flags & HCOMM_STEP_UNREAD);
+      publishes_.push_back(publishes_recv({r}));
     }
   }
 
@@ -197,7 +198,13 @@ class Checker {
     if (s.nchunks == 0) fail(rank, i, "no chunks");
     if (s.nchunks > (1u << 16)) fail(rank, i, std::to_string(s.nchunks) + " chunks, more than tags carry (2^16)");
     if (s.bytes % es_) fail(rank, i, "bytes not a whole number of elements");
-    if (s.flags & ~uint32_t{HCOMM_STEP_FINAL | HCOMM_STEP_UNREAD}) fail(rank, i, "unknown flags");
+    if (s.flags & ~uint32_t{HCOMM_STEP_FINAL | HCOMM_STEP_UNREAD | HCOMM_STEP_PUBLISH}) fail(rank, i, "unknown flags");
+    if (s.flags & HCOMM_STEP_PUBLISH) {
+      if (s.kind != HCOMM_STEP_COPY || s.dst.buffer != HCOMM_BUF_WINDOW)
+        fail(rank, i, "PUBLISH on a step that is not a COPY into the WINDOW");
+      else if (s.dst.offset + s.bytes > memory_[rank].layout.buffers[HCOMM_BUF_RECV].bytes)
+        fail(rank, i, "PUBLISH of RECV bytes past its end");
+    }
     if (s.flags & HCOMM_STEP_UNREAD) {
       const std::vector<Ref> refs = refs_of(s);
       if (std::none_of(refs.begin(), refs.end(), [](const Ref& r) { return r.written; }))
@@ -222,7 +229,13 @@ class Checker {
     for (const Ref& ref : refs_of(s)) {
       if (ref.peers && !peer_ok) continue;
       Access a;
-      if (resolve(rank, i, ref, a)) mine.push_back(a);
+      if (!resolve(rank, i, ref, a)) continue;
+      mine.push_back(a);
+      // A peer's published RECV is read in place or from its window: both.
+      if (a.remote && !a.written && a.buffer == HCOMM_BUF_RECV && publishes_[a.owner]) {
+        const hcomm_bufref_t published = {.buffer = HCOMM_BUF_WINDOW, .offset = ref.ref->offset};
+        if (resolve(rank, i, {&published, true, false}, a)) mine.push_back(a);
+      }
     }
     // A copy onto itself moves nothing (the executor leaves it out).
     if (s.kind == HCOMM_STEP_COPY && mine.size() == 2 && mine[0].arena == mine[1].arena &&
@@ -483,6 +496,7 @@ class Checker {
 
   const std::vector<RankSchedule>& ranks_;
   const std::vector<RankMemory>& memory_;
+  std::vector<bool> publishes_;  // per rank: a step publishes its RECV (HCOMM_STEP_PUBLISH)
   const View& view_;
   const size_t es_;
   std::vector<size_t> first_;  // rank -> global number of its step 0

@@ -1,6 +1,7 @@
 #include "algorithm_run.hpp"
 
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 #include "algorithm_checker.hpp"
@@ -123,22 +124,32 @@ Verdict run_case(const hcomm_algorithm_desc_t& algo, const Case& c, SeenSchedule
   seen.push_back(built.ranks);
 
   const std::vector<RankMemory> expected = expected_memory(args, initial);
-  for (Sends sends : kBothSends) {
-    const std::string how = sends == Sends::kEager ? " (eager sends)" : " (rendezvous sends)";
-    std::vector<RankMemory> memory = initial;
-    if (c.coll == HCOMM_COLL_BARRIER) {
-      problems = run_barrier(built, args, c, memory, sends);
-    } else {
-      Simulator sim(built.ranks, args.at(0).dtype, args.at(0).op, memory, c.seed, sends);
-      sim.run();
-      problems = sim.unfinished().empty() ? compare_memory(args, expected, memory)
-                                          : std::vector<std::string>{"deadlock:" + sim.unfinished()};
+  // Where peers read a RECV that is published: both ways, and mixed.
+  const std::vector<Receives> receives =
+      publishes_recv(built.ranks) ? std::vector<Receives>(std::begin(kEveryReceives), std::end(kEveryReceives))
+                                  : std::vector<Receives>{Receives::kInWindow};
+  for (Sends sends : kBothSends)
+    for (Receives kind : receives) {
+      std::string how = sends == Sends::kEager ? " (eager sends" : " (rendezvous sends";
+      if (receives.size() > 1)
+        how += kind == Receives::kInWindow ? ", RECV published in windows"
+               : kind == Receives::kInPlace ? ", RECV read in place"
+                                            : ", RECV read in place on even ranks";
+      how += ")";
+      std::vector<RankMemory> memory = initial;
+      if (c.coll == HCOMM_COLL_BARRIER) {
+        problems = run_barrier(built, args, c, memory, sends);
+      } else {
+        Simulator sim(built.ranks, args.at(0).dtype, args.at(0).op, memory, c.seed, sends, kind);
+        sim.run();
+        problems = sim.unfinished().empty() ? compare_memory(args, expected, memory)
+                                            : std::vector<std::string>{"deadlock:" + sim.unfinished()};
+      }
+      if (!problems.empty()) {
+        problems.front() += how;
+        return verdict(problems);
+      }
     }
-    if (!problems.empty()) {
-      problems.front() += how;
-      return verdict(problems);
-    }
-  }
   return {Verdict::kPassed, {}};
 }
 

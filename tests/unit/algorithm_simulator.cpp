@@ -39,7 +39,7 @@ void move(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
 }  // namespace
 
 Simulator::Simulator(const std::vector<RankSchedule>& ranks, hcomm_dtype_t dtype, hcomm_op_t op,
-                     std::vector<RankMemory>& memory, uint32_t seed, Sends sends)
+                     std::vector<RankMemory>& memory, uint32_t seed, Sends sends, Receives receives)
     : ranks_(ranks),
       dtype_(dtype),
       op_(op),
@@ -48,6 +48,10 @@ Simulator::Simulator(const std::vector<RankSchedule>& ranks, hcomm_dtype_t dtype
       memory_(memory),
       held_(ranks.size(), false),
       rng_(seed) {
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    publishes_.push_back(publishes_recv({ranks[r]}));
+    in_place_.push_back(receives == Receives::kInPlace || (receives == Receives::kMixed && r % 2 == 0));
+  }
   index_chunks();
   link_dependencies();
   for (size_t id = 0; id < chunks_.size(); ++id)
@@ -191,6 +195,12 @@ void Simulator::execute(size_t id) {
   };
   const bool has_peer = s.peer >= 0 && static_cast<size_t>(s.peer) < memory_.size();
   RankMemory& peer = memory_[has_peer ? static_cast<size_t>(s.peer) : 0];
+  // A peer's RECV it publishes is read from its window unless read in place.
+  auto peers = [&](const hcomm_bufref_t& ref) {
+    const size_t p = has_peer ? static_cast<size_t>(s.peer) : 0;
+    if (ref.buffer != HCOMM_BUF_RECV || !publishes_[p] || in_place_[p]) return peer.at(ref);
+    return peer.at({.buffer = HCOMM_BUF_WINDOW, .offset = ref.offset});
+  };
   switch (s.kind) {
     case HCOMM_STEP_SEND: {
       const uint8_t* src = mine.at(s.src) + offset;
@@ -211,13 +221,14 @@ void Simulator::execute(size_t id) {
       reduce_into(mine.at(s.dst) + offset, mine.at(s.src) + offset, mine.at(s.src2) + offset);
       break;
     case HCOMM_STEP_COPY:
-      move(mine.at(s.dst) + offset, mine.at(s.src) + offset, bytes);
+      if (!(s.flags & HCOMM_STEP_PUBLISH) || !in_place_[static_cast<size_t>(chunk.rank)])
+        move(mine.at(s.dst) + offset, mine.at(s.src) + offset, bytes);
       break;
     case HCOMM_STEP_LOAD:
-      move(mine.at(s.dst) + offset, peer.at(s.src) + offset, bytes);
+      move(mine.at(s.dst) + offset, peers(s.src) + offset, bytes);
       break;
     case HCOMM_STEP_LOAD_REDUCE:
-      reduce_into(mine.at(s.dst) + offset, mine.at(s.src) + offset, peer.at(s.src2) + offset);
+      reduce_into(mine.at(s.dst) + offset, mine.at(s.src) + offset, peers(s.src2) + offset);
       break;
     case HCOMM_STEP_STORE:
       move(peer.at(s.dst) + offset, mine.at(s.src) + offset, bytes);

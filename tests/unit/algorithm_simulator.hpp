@@ -24,11 +24,17 @@ namespace hcomm::algotest {
 enum class Sends { kEager, kRendezvous };
 inline constexpr Sends kBothSends[] = {Sends::kEager, Sends::kRendezvous};
 
+// Whether a rank's peers map its RECV: they read it in place and its
+// HCOMM_STEP_PUBLISH copies are skipped, or they read what those copies put
+// in its window. Every rank alike, or alternate ranks.
+enum class Receives { kInWindow, kInPlace, kMixed };
+inline constexpr Receives kEveryReceives[] = {Receives::kInWindow, Receives::kInPlace, Receives::kMixed};
+
 class Simulator {
  public:
   // `dtype` and `op` of the call (the same on every rank).
   Simulator(const std::vector<RankSchedule>& ranks, hcomm_dtype_t dtype, hcomm_op_t op, std::vector<RankMemory>& memory,
-            uint32_t seed, Sends sends);
+            uint32_t seed, Sends sends, Receives receives = Receives::kInWindow);
 
   // A held rank runs nothing: it has not entered the call yet.
   void hold(int rank) { held_[static_cast<size_t>(rank)] = true; }
@@ -65,6 +71,7 @@ class Simulator {
   hcomm_dtype_t dtype_;
   hcomm_op_t op_;
   Sends sends_;
+  std::vector<bool> publishes_, in_place_;  // per rank: it publishes its RECV; peers read it in place
   size_t elem_;
   std::vector<RankMemory>& memory_;
   std::vector<bool> held_;

@@ -479,6 +479,95 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
   }
 }
 
+// A RECV published in the window (HCOMM_STEP_PUBLISH) is read there by peers
+// that cannot map it, and in place by peers that can, whose owner skips the
+// copy. To tell the two apart each rank publishes marks instead of its RECV:
+// rank 1 reads rank 0's marks (even ranks map nothing here), without a copy
+// by address, and rank 0 reads rank 1's RECV itself.
+TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapIt) {
+  const int n = 2;
+  const size_t count = 1024, bytes = count * 4;
+  MappedJob job(n, 1 << 16);
+  std::vector<std::vector<int32_t>> send(n, std::vector<int32_t>(count)), recv(n);
+  std::vector<std::shared_ptr<Schedule>> schedules;
+  std::vector<Buffers> buffers;
+  auto ref = [](uint32_t buffer, uint64_t offset) { return hcomm_bufref_t{buffer, offset}; };
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
+    const int p = 1 - r;
+    auto s = hand_written(count);
+    hcomm_step_t result = mapped_step(HCOMM_STEP_COPY, -1, 0, bytes);  // 0: RECV[0..] = SEND
+    result.src = ref(HCOMM_BUF_SEND, 0);
+    result.dst = ref(HCOMM_BUF_RECV, 0);
+    s->steps.push_back(result);
+    hcomm_step_t publish = mapped_step(HCOMM_STEP_COPY, -1, 0, bytes);  // 1: the marks in RECV[2 bytes..]
+    publish.flags = HCOMM_STEP_PUBLISH;
+    publish.src = ref(HCOMM_BUF_RECV, 2 * bytes);
+    publish.dst = ref(HCOMM_BUF_WINDOW, 0);
+    wait_for(publish, {0});
+    s->steps.push_back(publish);
+    hcomm_step_t ready = mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0);  // 2
+    wait_for(ready, {1});
+    s->steps.push_back(ready);
+    s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 0, 0));  // 3
+    hcomm_step_t load = mapped_step(HCOMM_STEP_LOAD, p, 0, bytes);  // 4: the peer's RECV[0..] into RECV[bytes..]
+    load.src = ref(HCOMM_BUF_RECV, 0);
+    load.dst = ref(HCOMM_BUF_RECV, bytes);
+    wait_for(load, {3});
+    s->steps.push_back(load);
+    hcomm_step_t done = mapped_step(HCOMM_STEP_SIGNAL, p, 1, 0);  // 5
+    wait_for(done, {4});
+    s->steps.push_back(done);
+    s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 1, 0));  // 6
+    finalize_schedule(*s, bytes, 3 * bytes);
+    EXPECT_TRUE(s->publishes_recv);
+    schedules.push_back(s);
+    recv[r].resize(3 * count);
+    buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
+  }
+  for (int call = 0; call < 3; ++call) {
+    for (int r = 0; r < n; ++r) {
+      std::fill(recv[r].begin(), recv[r].end(), -1);
+      std::fill(recv[r].begin() + 2 * count, recv[r].end(), -2 - r - call);
+    }
+    const int copies = job.mapped(1).copies;
+    job.run(schedules, buffers);
+    EXPECT_EQ(job.mapped(1).copies, copies) << "rank 1 reads rank 0's RECV by address";
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(recv[1][count + i], -2 - call) << "call " << call << ": rank 0's window, element " << i;
+      ASSERT_EQ(recv[0][count + i], send[1][i]) << "call " << call << ": rank 1's RECV, element " << i;
+    }
+  }
+}
+
+// PUBLISH is a COPY into the window of bytes that stand for RECV's.
+TEST(ExecutorMapped, PublishOutsideACopyIntoTheWindowIsRejected) {
+  const size_t count = 16, bytes = count * 4;
+  auto rejected = [&](hcomm_step_t step, uint64_t recv_bytes) {
+    auto s = hand_written(count);
+    step.flags = HCOMM_STEP_PUBLISH;
+    s->steps.push_back(step);
+    try {
+      finalize_schedule(*s, bytes, recv_bytes);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  hcomm_step_t copy = mapped_step(HCOMM_STEP_COPY, -1, 0, bytes);
+  copy.src = {HCOMM_BUF_SEND, 0};
+  copy.dst = {HCOMM_BUF_RECV, 0};
+  EXPECT_NE(rejected(copy, bytes).find("dst is not the WINDOW"), std::string::npos);
+  copy.dst = {HCOMM_BUF_WINDOW, 4};
+  EXPECT_NE(rejected(copy, bytes).find("past its end"), std::string::npos);
+  hcomm_step_t load = mapped_step(HCOMM_STEP_LOAD, 1, 0, bytes);
+  load.src = {HCOMM_BUF_RECV, 0};
+  load.dst = {HCOMM_BUF_WINDOW, 0};
+  EXPECT_NE(rejected(load, bytes).find("not a COPY"), std::string::npos);
+  copy.dst = {HCOMM_BUF_WINDOW, 0};
+  EXPECT_EQ(rejected(copy, bytes), "accepted");
+}
+
 // A SEND that peers cannot map is copied into its owner's window around the
 // bytes the owner's own steps use there (Schedule::own_window_lo/hi): peers
 // load the rest of it from the window, the part in that hole by address (it

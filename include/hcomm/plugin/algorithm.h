@@ -143,7 +143,14 @@ typedef enum hcomm_step_flags {
   HCOMM_STEP_FINAL = 1u << 0,
   /* ABI 1.4: no later step of this call, on this rank or a peer, reads what
    * this step writes: the core may write a large result past the cache. */
-  HCOMM_STEP_UNREAD = 1u << 1
+  HCOMM_STEP_UNREAD = 1u << 1,
+  /* ABI 1.7: a COPY into this rank's WINDOW that publishes its RECV at the
+   * same offsets (dst.offset is the RECV offset it stands for). Peers LOAD
+   * this rank's RECV there: where they cannot map RECV, the core points
+   * those loads at the window copy; where they can, they read RECV in
+   * place and the core skips the copy. Peers may load only RECV bytes so
+   * published, and only after a WAIT for a signal raised once they were. */
+  HCOMM_STEP_PUBLISH = 1u << 2
 } hcomm_step_flags_t;
 
 /* A step is cut into nchunks chunks of whole elements (chunk i covers
