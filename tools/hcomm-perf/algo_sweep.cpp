@@ -105,24 +105,29 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
   for (const SweepPoint& point : benchmark.points()) {
     std::vector<bool> served;
     for (const std::string& name : names) served.push_back(serves(comm, coll, name, point.count, options.dtype));
-    // Rounds interleave the contenders, so that a slow spell of the machine
-    // does not fall on one of them only; each keeps its best round.
+    // Rounds interleave the contenders (the forced algorithms, then auto), so
+    // that a slow spell of the machine does not fall on one of them only;
+    // each keeps its best round. Odd rounds take them in reverse order, so
+    // that none always runs last or after the same one.
     AlgoTimes times{.forced_us = std::vector<std::optional<double>>(names.size()),
                     .auto_us = std::numeric_limits<double>::infinity()};
     std::string auto_name;
     uint64_t point_wrong = 0;
-    for (int round = 0; round < options.rounds; ++round) {
-      for (size_t i = 0; i < names.size(); ++i) {
-        if (!served[i]) continue;
-        const Row row = benchmark.measure(point, names[i]);
-        times.forced_us[i] = std::min(times.forced_us[i].value_or(row.time_us), row.time_us);
-        point_wrong += row.wrong;
+    const size_t contenders = names.size() + 1;
+    for (int round = 0; round < options.rounds; ++round)
+      for (size_t k = 0; k < contenders; ++k) {
+        const size_t i = round % 2 ? contenders - 1 - k : k;
+        if (i == names.size()) {
+          const Row chosen = benchmark.measure(point);
+          times.auto_us = std::min(times.auto_us, chosen.time_us);
+          auto_name = chosen.algorithm;
+          point_wrong += chosen.wrong;
+        } else if (served[i]) {
+          const Row row = benchmark.measure(point, names[i]);
+          times.forced_us[i] = std::min(times.forced_us[i].value_or(row.time_us), row.time_us);
+          point_wrong += row.wrong;
+        }
       }
-      const Row chosen = benchmark.measure(point);
-      times.auto_us = std::min(times.auto_us, chosen.time_us);
-      auto_name = chosen.algorithm;
-      point_wrong += chosen.wrong;
-    }
     if (const auto it = std::find(names.begin(), names.end(), auto_name); it != names.end())
       times.chosen = static_cast<size_t>(it - names.begin());
     if (table) table->row(point, times, auto_name, point_wrong);
