@@ -427,19 +427,43 @@ std::shared_ptr<Schedule> hand_written(size_t count) {
   return s;
 }
 
+hcomm_bufref_t ref(uint32_t buffer, uint64_t offset) { return {buffer, offset}; }
+
+// Two ranks that run hand-written schedules over mapped windows: SEND holds
+// count int32 r * 100000 + i on rank r; add() finalizes a rank's schedule for
+// a RECV of recv_count elements.
+struct HandWrittenPair {
+  static constexpr int n = 2;
+  HandWrittenPair(size_t elements, uint64_t window_bytes)
+      : count(elements), job(n, window_bytes), send(n, std::vector<int32_t>(elements)), recv(n) {
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
+  }
+  void add(int r, const std::shared_ptr<Schedule>& s, size_t recv_count) {
+    finalize_schedule(*s, count * 4, recv_count * 4);
+    recv[r].resize(recv_count);
+    schedules.push_back(s);
+    buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
+  }
+  void run() { job.run(schedules, buffers); }
+
+  size_t count;
+  MappedJob job;
+  std::vector<std::vector<int32_t>> send, recv;
+  std::vector<std::shared_ptr<Schedule>> schedules;
+  std::vector<Buffers> buffers;
+};
+
 // The steps no direct algorithm uses yet, written by hand: a load-reduce of
 // the peer's SEND into a RECV other than SEND, a store into the peer's RECV,
 // and signals of several chunks; peers' buffers mapped one way and copied by
 // address the other way.
 TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
-  const int n = 2;
   const size_t count = 3000, bytes = count * 4;
-  MappedJob job(n, 1024);
-  std::vector<std::vector<int32_t>> send(n, std::vector<int32_t>(count)), recv(n, std::vector<int32_t>(2 * count, -1));
-  std::vector<std::shared_ptr<Schedule>> schedules;
-  std::vector<Buffers> buffers;
-  for (int r = 0; r < n; ++r) {
-    for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
+  HandWrittenPair pair(count, 1024);
+  const auto& send = pair.send;
+  auto& recv = pair.recv;
+  for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
     s->steps.push_back(mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0));  // 0: SEND is exposed
@@ -463,15 +487,13 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
     hcomm_step_t peer_done = mapped_step(HCOMM_STEP_WAIT, p, 1, 0);  // 5
     peer_done.nchunks = 3;
     s->steps.push_back(peer_done);
-    finalize_schedule(*s, bytes, 2 * bytes);
+    pair.add(r, s, 2 * count);
     EXPECT_TRUE(s->mapped);
-    schedules.push_back(s);
-    buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
   }
   for (int call = 0; call < 3; ++call) {
     for (auto& v : recv) std::fill(v.begin(), v.end(), -1);
-    job.run(schedules, buffers);
-    for (int r = 0; r < n; ++r)
+    pair.run();
+    for (int r = 0; r < pair.n; ++r)
       for (size_t i = 0; i < count; ++i) {
         ASSERT_EQ(recv[r][i], send[0][i] + send[1][i]) << "call " << call << " rank " << r << " element " << i;
         ASSERT_EQ(recv[r][count + i], send[1 - r][i]) << "call " << call << " rank " << r << " element " << i;
@@ -485,15 +507,11 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
 // rank 1 reads rank 0's marks (even ranks map nothing here), without a copy
 // by address, and rank 0 reads rank 1's RECV itself.
 TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapIt) {
-  const int n = 2;
   const size_t count = 1024, bytes = count * 4;
-  MappedJob job(n, 1 << 16);
-  std::vector<std::vector<int32_t>> send(n, std::vector<int32_t>(count)), recv(n);
-  std::vector<std::shared_ptr<Schedule>> schedules;
-  std::vector<Buffers> buffers;
-  auto ref = [](uint32_t buffer, uint64_t offset) { return hcomm_bufref_t{buffer, offset}; };
-  for (int r = 0; r < n; ++r) {
-    for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
+  HandWrittenPair pair(count, 1 << 16);
+  const auto& send = pair.send;
+  auto& recv = pair.recv;
+  for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
     hcomm_step_t result = mapped_step(HCOMM_STEP_COPY, -1, 0, bytes);  // 0: RECV[0..] = SEND
@@ -519,20 +537,17 @@ TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapI
     wait_for(done, {4});
     s->steps.push_back(done);
     s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 1, 0));  // 6
-    finalize_schedule(*s, bytes, 3 * bytes);
+    pair.add(r, s, 3 * count);
     EXPECT_TRUE(s->publishes_recv);
-    schedules.push_back(s);
-    recv[r].resize(3 * count);
-    buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
   }
   for (int call = 0; call < 3; ++call) {
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < pair.n; ++r) {
       std::fill(recv[r].begin(), recv[r].end(), -1);
       std::fill(recv[r].begin() + 2 * count, recv[r].end(), -2 - r - call);
     }
-    const int copies = job.mapped(1).copies;
-    job.run(schedules, buffers);
-    EXPECT_EQ(job.mapped(1).copies, copies) << "rank 1 reads rank 0's RECV by address";
+    const int copies = pair.job.mapped(1).copies;
+    pair.run();
+    EXPECT_EQ(pair.job.mapped(1).copies, copies) << "rank 1 reads rank 0's RECV by address";
     for (size_t i = 0; i < count; ++i) {
       ASSERT_EQ(recv[1][count + i], -2 - call) << "call " << call << ": rank 0's window, element " << i;
       ASSERT_EQ(recv[0][count + i], send[1][i]) << "call " << call << ": rank 1's RECV, element " << i;
@@ -575,15 +590,11 @@ TEST(ExecutorMapped, PublishOutsideACopyIntoTheWindowIsRejected) {
 // the owner wrote it. Rank 0's SEND is copied (MemoryMapped: even ranks map
 // nothing), rank 1's is mapped.
 TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
-  const int n = 2;
   const size_t count = 1024, bytes = count * 4, hole = 1024, after = 2 * hole;  // the hole: bytes [hole, after)
-  MappedJob job(n, 1 << 16);
-  std::vector<std::vector<int32_t>> send(n, std::vector<int32_t>(count)), recv(n);
-  std::vector<std::shared_ptr<Schedule>> schedules;
-  std::vector<Buffers> buffers;
-  auto ref = [](uint32_t buffer, uint64_t offset) { return hcomm_bufref_t{buffer, offset}; };
-  for (int r = 0; r < n; ++r) {
-    for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(r * 100000 + i);
+  HandWrittenPair pair(count, 1 << 16);
+  const auto& send = pair.send;
+  auto& recv = pair.recv;
+  for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
     hcomm_step_t mark = mapped_step(HCOMM_STEP_COPY, -1, 0, hole);  // 0: RECV's first bytes into the hole
@@ -609,25 +620,22 @@ TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
     wait_for(done, {3, 4, 5, 6});
     s->steps.push_back(done);
     s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 1, 0));  // 8
-    finalize_schedule(*s, bytes, 2 * bytes + hole);
+    pair.add(r, s, 2 * count + hole / 4);
     EXPECT_TRUE(s->peers_read_send);
     EXPECT_EQ(s->own_window_lo, hole);
     EXPECT_EQ(s->own_window_hi, after);
     EXPECT_FALSE(s->stores_to_windows);
     EXPECT_LT(s->window_base, bytes);  // the peer's window is read below the end of SEND
-    schedules.push_back(s);
-    recv[r].resize(2 * count + hole / 4);
-    buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
   }
   for (int call = 0; call < 3; ++call) {
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < pair.n; ++r) {
       std::fill(recv[r].begin(), recv[r].end(), -1);
       std::fill_n(recv[r].begin(), hole / 4, -2 - r);  // what rank r writes into its hole
     }
-    const int copies = job.mapped(1).copies;
-    job.run(schedules, buffers);
-    EXPECT_EQ(job.mapped(1).copies, copies + 1) << "rank 1 loads rank 0's SEND by address only in the hole";
-    for (int r = 0; r < n; ++r) {
+    const int copies = pair.job.mapped(1).copies;
+    pair.run();
+    EXPECT_EQ(pair.job.mapped(1).copies, copies + 1) << "rank 1 loads rank 0's SEND by address only in the hole";
+    for (int r = 0; r < pair.n; ++r) {
       const int p = 1 - r;
       for (size_t i = 0; i < count; ++i)
         ASSERT_EQ(recv[r][count + i], send[p][i]) << "call " << call << " rank " << r << " element " << i;
