@@ -4,7 +4,8 @@
 // SIGNAL raised before the window is ready, a window staged again while
 // peers may still read it, a peer's buffer read after the peer may have
 // returned, chunks read before they are written, mapped steps in a plain
-// view, a block put in the wrong place) must make a case fail
+// view, a block put in the wrong place, a RECV published where peers do not
+// look for it or before it holds the data) must make a case fail
 // with a message that says so. So must a barrier that lets ranks leave
 // early, a step marked UNREAD whose output is read, and a real plugin's
 // allreduce whose final division is dropped.
@@ -32,6 +33,9 @@ enum class Variant {
   kUnreadResults,     // marks its own block and the loaded ones HCOMM_STEP_UNREAD: sound
   kUnreadWindow,      // marks the staged window HCOMM_STEP_UNREAD, which peers read
   kUnreadSignal,      // marks a SIGNAL, which writes nothing, HCOMM_STEP_UNREAD
+  kPublished,         // publishes its block of RECV in the window (HCOMM_STEP_PUBLISH); peers load RECV: sound
+  kPublishedAskew,    // publishes it at the next rank's block, where peers do not look for it
+  kPublishedUnready,  // publishes it before its block is in RECV
 };
 Variant g_variant = Variant::kSound;
 
@@ -42,6 +46,9 @@ void add_dep(hcomm_step_t& s, int32_t dep, bool whole) {
 
 // Every rank copies its input into its window and to its own block, tells
 // every peer (flag 0), and loads every peer's window into that peer's block.
+// Published: the window holds the own block at its RECV offset instead,
+// peers load it from the owner's RECV, and each waits for every peer's
+// "done" before it returns.
 // In two rounds the window is staged again once every reader said it is
 // done with it (flag 1); the second round's signals pair with the second
 // WAIT on flag 0.
@@ -50,8 +57,12 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
   const Variant v = g_variant;
   if (!(comm->flags & HCOMM_VIEW_MAPPED) && v != Variant::kIgnoresView) return HCOMM_ERR_UNSUPPORTED;
   const uint64_t bytes = a->count * a->dtype_size;
-  const bool fits = bytes + a->dtype_size <= comm->window_bytes || v == Variant::kIgnoresView;
+  const bool published =
+      v == Variant::kPublished || v == Variant::kPublishedAskew || v == Variant::kPublishedUnready;
+  const uint64_t window_used = published ? comm->nranks * bytes : bytes + a->dtype_size;
+  const bool fits = window_used <= comm->window_bytes || v == Variant::kIgnoresView;
   if (a->in_place || !fits) return HCOMM_ERR_UNSUPPORTED;
+  if (published && !(comm->flags & HCOMM_VIEW_PEER_BUFFERS)) return HCOMM_ERR_UNSUPPORTED;
   if (bytes == 0) return HCOMM_SUCCESS;
   const bool pipelined = v == Variant::kPipelined || v == Variant::kPipelinedShifted;
   const uint32_t nchunks =
@@ -60,12 +71,13 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
   const int n = comm->nranks, me = comm->rank;
   auto add = [&](hcomm_step_t s) { return b->add(b, &s); };
   const uint32_t unread_results = v == Variant::kUnreadResults ? uint32_t{HCOMM_STEP_UNREAD} : 0u;
-  add({.kind = HCOMM_STEP_COPY,
-       .flags = unread_results,
-       .src = {HCOMM_BUF_SEND, 0},
-       .dst = {HCOMM_BUF_RECV, static_cast<uint64_t>(me) * bytes},
-       .bytes = bytes,
-       .nchunks = 1});
+  const uint64_t own = static_cast<uint64_t>(me) * bytes;
+  const int32_t placed = add({.kind = HCOMM_STEP_COPY,
+                              .flags = unread_results,
+                              .src = {HCOMM_BUF_SEND, 0},
+                              .dst = {HCOMM_BUF_RECV, own},
+                              .bytes = bytes,
+                              .nchunks = 1});
   int32_t released = -1;  // the last WAIT for a reader's "done" of the round before
   for (int round = 0; round < rounds; ++round) {
     hcomm_step_t stage = {.kind = HCOMM_STEP_COPY,
@@ -75,6 +87,12 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
                           .bytes = bytes,
                           .nchunks = nchunks};
     if (released >= 0 && v != Variant::kReusedTooSoon) add_dep(stage, released, true);
+    if (published) {
+      stage.flags = HCOMM_STEP_PUBLISH;
+      stage.src = {HCOMM_BUF_RECV, own};
+      stage.dst = {HCOMM_BUF_WINDOW, v == Variant::kPublishedAskew ? (me + 1) % n * bytes : own};
+      if (v != Variant::kPublishedUnready) add_dep(stage, placed, true);
+    }
     const int32_t staged = add(stage);
     for (int q = 0; q < n; ++q) {
       if (q == me) continue;
@@ -98,10 +116,12 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
                            .dst = {HCOMM_BUF_RECV, static_cast<uint64_t>(block) * bytes},
                            .bytes = bytes,
                            .nchunks = nchunks};
+      if (published) load.src = {HCOMM_BUF_RECV, static_cast<uint64_t>(q) * bytes};
       if (v != Variant::kNoWait) add_dep(load, wait, !pipelined);
       loads[static_cast<size_t>(q)] = add(load);
     }
-    if (round + 1 == rounds) break;
+    // Peers read a RECV in place until they say they are done.
+    if (round + 1 == rounds && !published) break;
     for (int q = 0; q < n; ++q) {
       if (q == me) continue;
       hcomm_step_t done = {.kind = HCOMM_STEP_SIGNAL, .peer = q, .match = 1, .nchunks = 1};
@@ -183,7 +203,7 @@ std::vector<std::string> problems_of(Variant variant, const Case& c) {
 const View& mapped = kViews[1];
 
 TEST(AlgorithmHarness, SoundMappedSchedulesPassInEveryView) {
-  for (Variant variant : {Variant::kSound, Variant::kPipelined, Variant::kTwoRounds}) {
+  for (Variant variant : {Variant::kSound, Variant::kPipelined, Variant::kTwoRounds, Variant::kPublished}) {
     int passed = 0, declined = 0;
     for (int n : {1, 2, 3, 5})
       for (uint64_t count : {0, 1, 7, 37})
@@ -205,6 +225,19 @@ TEST(AlgorithmHarness, FindsAWindowReusedBeforeItsReadersAreDone) {
   EXPECT_TRUE(problems_of(Variant::kTwoRounds, allgather_case(5, 37, "fixed5", mapped)).empty());
   EXPECT_TRUE(reports(problems_of(Variant::kReusedTooSoon, allgather_case(4, 7, "whole", mapped)),
                       "writing its WINDOW [0, +56) and rank 1"));
+}
+
+// A RECV published in the window is read in place or there: the simulator
+// runs both (and a mix), the checker orders both.
+TEST(AlgorithmHarness, FindsAPublishedRecvOutOfPlaceOrNotReady) {
+  for (int n : {2, 3, 5})
+    for (uint64_t count : {1, 7, 37})
+      EXPECT_EQ(joined(problems_of(Variant::kPublished, allgather_case(n, count, "whole", mapped))), "") << n;
+  EXPECT_TRUE(reports(problems_of(Variant::kPublishedAskew, allgather_case(3, 7, "whole", mapped)),
+                      "RECV published in windows"));
+  EXPECT_TRUE(reports(problems_of(Variant::kPublishedUnready, allgather_case(3, 7, "whole", mapped)),
+                      "rank 0 step 0 (COPY) writing its RECV [0, +56) and rank 1 step 5 (LOAD peer 0) reading "
+                      "rank 0's RECV [0, +56) are not ordered"));
 }
 
 TEST(AlgorithmHarness, FindsAnUnreadResultThatIsRead) {

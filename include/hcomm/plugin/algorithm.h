@@ -146,7 +146,8 @@ typedef enum hcomm_step_flags {
   HCOMM_STEP_UNREAD = 1u << 1,
   /* ABI 1.7: a COPY into this rank's WINDOW that publishes its RECV at the
    * same offsets (dst.offset is the RECV offset it stands for). Peers LOAD
-   * this rank's RECV there: where they cannot map RECV, the core points
+   * this rank's RECV there (HCOMM_VIEW_PEER_BUFFERS, as for any reference
+   * to a peer's RECV): where they cannot map RECV, the core points
    * those loads at the window copy; where they can, they read RECV in
    * place and the core skips the copy. Peers may load only RECV bytes so
    * published, and only after a WAIT for a signal raised once they were. */
