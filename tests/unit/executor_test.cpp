@@ -461,8 +461,6 @@ struct HandWrittenPair {
 TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
   const size_t count = 3000, bytes = count * 4;
   HandWrittenPair pair(count, 1024);
-  const auto& send = pair.send;
-  auto& recv = pair.recv;
   for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
@@ -491,12 +489,12 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
     EXPECT_TRUE(s->mapped);
   }
   for (int call = 0; call < 3; ++call) {
-    for (auto& v : recv) std::fill(v.begin(), v.end(), -1);
+    for (auto& v : pair.recv) std::fill(v.begin(), v.end(), -1);
     pair.run();
     for (int r = 0; r < pair.n; ++r)
       for (size_t i = 0; i < count; ++i) {
-        ASSERT_EQ(recv[r][i], send[0][i] + send[1][i]) << "call " << call << " rank " << r << " element " << i;
-        ASSERT_EQ(recv[r][count + i], send[1 - r][i]) << "call " << call << " rank " << r << " element " << i;
+        ASSERT_EQ(pair.recv[r][i], pair.send[0][i] + pair.send[1][i]) << "call " << call << " rank " << r << " element " << i;
+        ASSERT_EQ(pair.recv[r][count + i], pair.send[1 - r][i]) << "call " << call << " rank " << r << " element " << i;
       }
   }
 }
@@ -509,8 +507,6 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
 TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapIt) {
   const size_t count = 1024, bytes = count * 4;
   HandWrittenPair pair(count, 1 << 16);
-  const auto& send = pair.send;
-  auto& recv = pair.recv;
   for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
@@ -542,15 +538,15 @@ TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapI
   }
   for (int call = 0; call < 3; ++call) {
     for (int r = 0; r < pair.n; ++r) {
-      std::fill(recv[r].begin(), recv[r].end(), -1);
-      std::fill(recv[r].begin() + 2 * count, recv[r].end(), -2 - r - call);
+      std::fill(pair.recv[r].begin(), pair.recv[r].end(), -1);
+      std::fill(pair.recv[r].begin() + 2 * count, pair.recv[r].end(), -2 - r - call);
     }
     const int copies = pair.job.mapped(1).copies;
     pair.run();
     EXPECT_EQ(pair.job.mapped(1).copies, copies) << "rank 1 reads rank 0's RECV by address";
     for (size_t i = 0; i < count; ++i) {
-      ASSERT_EQ(recv[1][count + i], -2 - call) << "call " << call << ": rank 0's window, element " << i;
-      ASSERT_EQ(recv[0][count + i], send[1][i]) << "call " << call << ": rank 1's RECV, element " << i;
+      ASSERT_EQ(pair.recv[1][count + i], -2 - call) << "call " << call << ": rank 0's window, element " << i;
+      ASSERT_EQ(pair.recv[0][count + i], pair.send[1][i]) << "call " << call << ": rank 1's RECV, element " << i;
     }
   }
 }
@@ -592,8 +588,6 @@ TEST(ExecutorMapped, PublishOutsideACopyIntoTheWindowIsRejected) {
 TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
   const size_t count = 1024, bytes = count * 4, hole = 1024, after = 2 * hole;  // the hole: bytes [hole, after)
   HandWrittenPair pair(count, 1 << 16);
-  const auto& send = pair.send;
-  auto& recv = pair.recv;
   for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
@@ -629,8 +623,8 @@ TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
   }
   for (int call = 0; call < 3; ++call) {
     for (int r = 0; r < pair.n; ++r) {
-      std::fill(recv[r].begin(), recv[r].end(), -1);
-      std::fill_n(recv[r].begin(), hole / 4, -2 - r);  // what rank r writes into its hole
+      std::fill(pair.recv[r].begin(), pair.recv[r].end(), -1);
+      std::fill_n(pair.recv[r].begin(), hole / 4, -2 - r);  // what rank r writes into its hole
     }
     const int copies = pair.job.mapped(1).copies;
     pair.run();
@@ -638,9 +632,9 @@ TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
     for (int r = 0; r < pair.n; ++r) {
       const int p = 1 - r;
       for (size_t i = 0; i < count; ++i)
-        ASSERT_EQ(recv[r][count + i], send[p][i]) << "call " << call << " rank " << r << " element " << i;
+        ASSERT_EQ(pair.recv[r][count + i], pair.send[p][i]) << "call " << call << " rank " << r << " element " << i;
       for (size_t i = 0; i < hole / 4; ++i)
-        ASSERT_EQ(recv[r][2 * count + i], -2 - p) << "call " << call << " rank " << r << " hole element " << i;
+        ASSERT_EQ(pair.recv[r][2 * count + i], -2 - p) << "call " << call << " rank " << r << " hole element " << i;
     }
   }
 }
