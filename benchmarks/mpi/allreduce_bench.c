@@ -99,6 +99,15 @@ static void quit(int code) {
 }
 #endif
 
+/* A buffer from the library's allocator (library_memory) or from malloc. */
+static void* acquire(size_t bytes, int library_memory) { return library_memory ? alloc_mem(bytes) : malloc(bytes); }
+static void release(void* p, int library_memory) {
+  if (library_memory)
+    free_mem(p);
+  else
+    free(p);
+}
+
 static int compare_doubles(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
@@ -160,17 +169,17 @@ int main(int argc, char** argv) {
   const long warmup = arg(argc, argv, 3, 10), iters = arg(argc, argv, 4, 50);
   const char* inputs = argc > 5 ? argv[5] : "reused";
   const char* buffers = argc > 6 ? argv[6] : "malloc";
-  const int fresh = strcmp(inputs, "fresh") == 0, library = strcmp(buffers, "alloc_mem") == 0;
+  const int fresh = strcmp(inputs, "fresh") == 0, library_memory = strcmp(buffers, "alloc_mem") == 0;
   if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1 ||
-      (!fresh && strcmp(inputs, "reused") != 0) || (!library && strcmp(buffers, "malloc") != 0)) {
+      (!fresh && strcmp(inputs, "reused") != 0) || (!library_memory && strcmp(buffers, "malloc") != 0)) {
     if (rank == 0)
       fprintf(stderr,
               "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh] [malloc|alloc_mem]] "
               "(MIN >= 4 bytes, ITERS >= 1)\n");
     quit(2);
   }
-  float* send = library ? alloc_mem((size_t)max_bytes) : malloc((size_t)max_bytes);
-  float* recv = library ? alloc_mem((size_t)max_bytes) : malloc((size_t)max_bytes);
+  float* send = acquire((size_t)max_bytes, library_memory);
+  float* recv = acquire((size_t)max_bytes, library_memory);
   double* times = malloc(sizeof(double) * (size_t)iters);
   if (!send || !recv || !times) {
     fprintf(stderr, "rank %d: cannot allocate two buffers of %ld bytes\n", rank, max_bytes);
@@ -208,13 +217,8 @@ int main(int argc, char** argv) {
   sum_longs(&wrong, &all_wrong);
   if (rank == 0 && all_wrong) fprintf(stderr, "allreduce_bench: %ld wrong elements\n", all_wrong);
   free(times);
-  if (library) {
-    free_mem(recv);
-    free_mem(send);
-  } else {
-    free(recv);
-    free(send);
-  }
+  release(recv, library_memory);
+  release(send, library_memory);
   stop();
   return all_wrong ? 1 : 0;
 }

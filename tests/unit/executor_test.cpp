@@ -429,6 +429,16 @@ std::shared_ptr<Schedule> hand_written(size_t count) {
 
 hcomm_bufref_t ref(uint32_t buffer, uint64_t offset) { return {buffer, offset}; }
 
+// A COPY (peer -1) or LOAD of `bytes` from src to dst, after steps `deps`.
+hcomm_step_t moving(hcomm_step_kind_t kind, int peer, uint64_t bytes, hcomm_bufref_t src, hcomm_bufref_t dst,
+                    std::initializer_list<int32_t> deps = {}) {
+  hcomm_step_t s = mapped_step(kind, peer, 0, bytes);
+  s.src = src;
+  s.dst = dst;
+  wait_for(s, deps);
+  return s;
+}
+
 // Two ranks that run hand-written schedules over mapped windows: SEND holds
 // count int32 r * 100000 + i on rank r; add() finalizes a rank's schedule for
 // a RECV of recv_count elements.
@@ -510,25 +520,18 @@ TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapI
   for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
-    hcomm_step_t result = mapped_step(HCOMM_STEP_COPY, -1, 0, bytes);  // 0: RECV[0..] = SEND
-    result.src = ref(HCOMM_BUF_SEND, 0);
-    result.dst = ref(HCOMM_BUF_RECV, 0);
-    s->steps.push_back(result);
-    hcomm_step_t publish = mapped_step(HCOMM_STEP_COPY, -1, 0, bytes);  // 1: the marks in RECV[2 bytes..]
+    // 0: RECV[0..] = SEND; 1: the marks in RECV[2 bytes..] published for it
+    s->steps.push_back(moving(HCOMM_STEP_COPY, -1, bytes, ref(HCOMM_BUF_SEND, 0), ref(HCOMM_BUF_RECV, 0)));
+    hcomm_step_t publish =
+        moving(HCOMM_STEP_COPY, -1, bytes, ref(HCOMM_BUF_RECV, 2 * bytes), ref(HCOMM_BUF_WINDOW, 0), {0});
     publish.flags = HCOMM_STEP_PUBLISH;
-    publish.src = ref(HCOMM_BUF_RECV, 2 * bytes);
-    publish.dst = ref(HCOMM_BUF_WINDOW, 0);
-    wait_for(publish, {0});
     s->steps.push_back(publish);
     hcomm_step_t ready = mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0);  // 2
     wait_for(ready, {1});
     s->steps.push_back(ready);
     s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 0, 0));  // 3
-    hcomm_step_t load = mapped_step(HCOMM_STEP_LOAD, p, 0, bytes);  // 4: the peer's RECV[0..] into RECV[bytes..]
-    load.src = ref(HCOMM_BUF_RECV, 0);
-    load.dst = ref(HCOMM_BUF_RECV, bytes);
-    wait_for(load, {3});
-    s->steps.push_back(load);
+    // 4: the peer's RECV[0..] into RECV[bytes..]
+    s->steps.push_back(moving(HCOMM_STEP_LOAD, p, bytes, ref(HCOMM_BUF_RECV, 0), ref(HCOMM_BUF_RECV, bytes), {3}));
     hcomm_step_t done = mapped_step(HCOMM_STEP_SIGNAL, p, 1, 0);  // 5
     wait_for(done, {4});
     s->steps.push_back(done);
@@ -565,18 +568,14 @@ TEST(ExecutorMapped, PublishOutsideACopyIntoTheWindowIsRejected) {
     }
     return std::string("accepted");
   };
-  hcomm_step_t copy = mapped_step(HCOMM_STEP_COPY, -1, 0, bytes);
-  copy.src = {HCOMM_BUF_SEND, 0};
-  copy.dst = {HCOMM_BUF_RECV, 0};
-  EXPECT_NE(rejected(copy, bytes).find("dst is not the WINDOW"), std::string::npos);
-  copy.dst = {HCOMM_BUF_WINDOW, 4};
-  EXPECT_NE(rejected(copy, bytes).find("past its end"), std::string::npos);
-  hcomm_step_t load = mapped_step(HCOMM_STEP_LOAD, 1, 0, bytes);
-  load.src = {HCOMM_BUF_RECV, 0};
-  load.dst = {HCOMM_BUF_WINDOW, 0};
+  const hcomm_bufref_t send = ref(HCOMM_BUF_SEND, 0), window = ref(HCOMM_BUF_WINDOW, 0);
+  const hcomm_step_t into_recv = moving(HCOMM_STEP_COPY, -1, bytes, send, ref(HCOMM_BUF_RECV, 0));
+  const hcomm_step_t past_end = moving(HCOMM_STEP_COPY, -1, bytes, send, ref(HCOMM_BUF_WINDOW, 4));
+  const hcomm_step_t load = moving(HCOMM_STEP_LOAD, 1, bytes, ref(HCOMM_BUF_RECV, 0), window);
+  EXPECT_NE(rejected(into_recv, bytes).find("dst is not the WINDOW"), std::string::npos);
+  EXPECT_NE(rejected(past_end, bytes).find("past its end"), std::string::npos);
   EXPECT_NE(rejected(load, bytes).find("not a COPY"), std::string::npos);
-  copy.dst = {HCOMM_BUF_WINDOW, 0};
-  EXPECT_EQ(rejected(copy, bytes), "accepted");
+  EXPECT_EQ(rejected(moving(HCOMM_STEP_COPY, -1, bytes, send, window), bytes), "accepted");
 }
 
 // A SEND that peers cannot map is copied into its owner's window around the
@@ -591,10 +590,8 @@ TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
   for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
-    hcomm_step_t mark = mapped_step(HCOMM_STEP_COPY, -1, 0, hole);  // 0: RECV's first bytes into the hole
-    mark.src = ref(HCOMM_BUF_RECV, 0);
-    mark.dst = ref(HCOMM_BUF_WINDOW, hole);
-    s->steps.push_back(mark);
+    // 0: RECV's first bytes into the hole
+    s->steps.push_back(moving(HCOMM_STEP_COPY, -1, hole, ref(HCOMM_BUF_RECV, 0), ref(HCOMM_BUF_WINDOW, hole)));
     hcomm_step_t ready = mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0);  // 1
     wait_for(ready, {0});
     s->steps.push_back(ready);
@@ -603,13 +600,8 @@ TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
     for (auto [src, at, size] : {std::tuple{ref(HCOMM_BUF_SEND, 0), bytes, hole},
                                  std::tuple{ref(HCOMM_BUF_SEND, hole), bytes + hole, after - hole},
                                  std::tuple{ref(HCOMM_BUF_SEND, after), bytes + after, bytes - after},
-                                 std::tuple{ref(HCOMM_BUF_WINDOW, hole), 2 * bytes, after - hole}}) {
-      hcomm_step_t load = mapped_step(HCOMM_STEP_LOAD, p, 0, size);
-      load.src = src;
-      load.dst = ref(HCOMM_BUF_RECV, at);
-      wait_for(load, {2});
-      s->steps.push_back(load);
-    }
+                                 std::tuple{ref(HCOMM_BUF_WINDOW, hole), 2 * bytes, after - hole}})
+      s->steps.push_back(moving(HCOMM_STEP_LOAD, p, size, src, ref(HCOMM_BUF_RECV, at), {2}));
     hcomm_step_t done = mapped_step(HCOMM_STEP_SIGNAL, p, 1, 0);  // 7
     wait_for(done, {3, 4, 5, 6});
     s->steps.push_back(done);
