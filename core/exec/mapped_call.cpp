@@ -78,18 +78,21 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   };
   expose(p.send, buffers.send, schedule.send_bytes);
   expose(p.recv, buffers.recv, schedule.recv_bytes);
-  // A RECV peers map is read in place; else they read the window where the
-  // steps publish it, at RECV's offsets, instead of copying it by address.
-  recv_in_place_ = p.recv.mapped.bytes != 0;
+  // A RECV peers map is read in place, as is one from kWindowCopiesBelow on
+  // (by address); else peers read the window where the steps publish it, at
+  // RECV's offsets, instead of copying it by address.
+  recv_in_place_ = p.recv.mapped.bytes != 0 || p.recv.bytes >= kWindowCopiesBelow;
   if (schedule.publishes_recv && p.recv.bytes && !recv_in_place_) p.recv.in_window = 1;
   // Peers would copy a SEND they cannot map by address (cross-memory attach:
   // a system call, pinned pages, the kernel's copy). Where it fits this call's
   // half below every byte the steps use, or around the bytes this rank's own
   // steps use, one copy into it, which every peer maps, is faster (2 ranks,
-  // malloc'd buffers: 8 KiB 4.9 -> 1.4 us, 512 KiB 156 -> 100 us). Steps have
-  // not run yet, so SEND still holds the input in place.
+  // malloc'd buffers: 8 KiB 4.9 -> 1.4 us, 512 KiB 156 -> 100 us), up to
+  // kWindowCopiesBelow. Steps have not run yet, so SEND still holds the
+  // input in place.
   const uint64_t b = p.send.bytes;
-  if (schedule.peers_read_send && b && p.send.mapped.bytes == 0 && b <= io->window_bytes()) {
+  if (schedule.peers_read_send && b && p.send.mapped.bytes == 0 && b <= io->window_bytes() &&
+      b < kWindowCopiesBelow) {
     const bool below = b <= schedule.window_base;
     const bool around = !schedule.stores_to_windows && schedule.own_window_lo < schedule.own_window_hi &&
                         schedule.own_window_hi <= b;

@@ -16,6 +16,16 @@ struct Buffers;
 
 class MappedCall {
  public:
+  // A SEND or RECV that peers cannot map is copied into the window for them
+  // (SEND by the core, RECV by the steps' HCOMM_STEP_PUBLISH copies) below
+  // this many bytes; from it on they copy it by address. The copy into the
+  // window and the peers' loads from it are two passes over the data where
+  // cross-memory attach makes one, and from about here the extra pass costs
+  // more than the system call saves (2 ranks, two_shot, malloc'd buffers,
+  // 2 MiB: 438-458 us with the copies, 347-386 without; 1 MiB 179-190
+  // against 165-175; 512 KiB 72-88 against 75-93).
+  static constexpr uint64_t kWindowCopiesBelow = 1 << 20;
+
   MappedCall() = default;
   // A call that did not end (its operation failed) lets the next one begin.
   ~MappedCall();
@@ -29,8 +39,8 @@ class MappedCall {
   // The call's steps are all done.
   void end();
   bool running() const { return running_; }
-  // Peers read this rank's RECV in place: its HCOMM_STEP_PUBLISH copies are
-  // skipped.
+  // Peers read this rank's RECV in place (mapped, or by address): its
+  // HCOMM_STEP_PUBLISH copies are skipped.
   bool recv_in_place() const { return recv_in_place_; }
 
   // This rank's half of its window for this call.

@@ -17,6 +17,7 @@
 #include "core/algorithm/selector.hpp"
 #include "core/algorithm/tune.hpp"
 #include "core/common/error.hpp"
+#include "core/exec/mapped_call.hpp"
 #include "core/exec/mapped_io.hpp"
 #include "core/exec/operation.hpp"
 #include "hcomm/hcomm.h"
@@ -511,12 +512,14 @@ TEST(ExecutorMapped, HandWrittenStepsOnPeersBuffers) {
 
 // A RECV published in the window (HCOMM_STEP_PUBLISH) is read there by peers
 // that cannot map it, and in place by peers that can, whose owner skips the
-// copy. To tell the two apart each rank publishes marks instead of its RECV:
-// rank 1 reads rank 0's marks (even ranks map nothing here), without a copy
-// by address, and rank 0 reads rank 1's RECV itself.
-TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapIt) {
-  const size_t count = 1024, bytes = count * 4;
-  HandWrittenPair pair(count, 1 << 16);
+// copy; from MappedCall::kWindowCopiesBelow bytes of RECV on, peers that
+// cannot map it copy it by address instead, and its owner skips the copy
+// too. To tell these apart each rank publishes marks instead of its RECV:
+// rank 1 reads rank 0's marks (even ranks map nothing here), or its RECV by
+// address, and rank 0 reads rank 1's RECV itself.
+void read_published_recv(size_t count, bool through_window) {
+  const size_t bytes = count * 4;
+  HandWrittenPair pair(count, bytes);
   for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
@@ -546,12 +549,23 @@ TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapI
     }
     const int copies = pair.job.mapped(1).copies;
     pair.run();
-    EXPECT_EQ(pair.job.mapped(1).copies, copies) << "rank 1 reads rank 0's RECV by address";
+    EXPECT_EQ(pair.job.mapped(1).copies, copies + (through_window ? 0 : 1)) << "rank 1's copies by address";
     for (size_t i = 0; i < count; ++i) {
-      ASSERT_EQ(pair.recv[1][count + i], -2 - call) << "call " << call << ": rank 0's window, element " << i;
+      ASSERT_EQ(pair.recv[1][count + i], through_window ? -2 - call : pair.send[0][i])
+          << "call " << call << ": rank 0's " << (through_window ? "window" : "RECV") << ", element " << i;
       ASSERT_EQ(pair.recv[0][count + i], pair.send[1][i]) << "call " << call << ": rank 1's RECV, element " << i;
     }
   }
+}
+
+TEST(ExecutorMapped, RecvPublishedInTheWindowIsReadThereOnlyWherePeersCannotMapIt) {
+  read_published_recv(1024, true);
+}
+
+TEST(ExecutorMapped, ALargeRecvPublishedInTheWindowIsReadByAddress) {
+  const size_t smallest = MappedCall::kWindowCopiesBelow / 12 + 1;  // RECV: 3 * 4 bytes an element
+  read_published_recv(smallest - 1, true);
+  read_published_recv(smallest, false);
 }
 
 // PUBLISH is a COPY into the window of bytes that stand for RECV's.
@@ -583,10 +597,11 @@ TEST(ExecutorMapped, PublishOutsideACopyIntoTheWindowIsRejected) {
 // load the rest of it from the window, the part in that hole by address (it
 // still holds the input in SEND, not in the window), and the hole itself as
 // the owner wrote it. Rank 0's SEND is copied (MemoryMapped: even ranks map
-// nothing), rank 1's is mapped.
-TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
-  const size_t count = 1024, bytes = count * 4, hole = 1024, after = 2 * hole;  // the hole: bytes [hole, after)
-  HandWrittenPair pair(count, 1 << 16);
+// nothing), rank 1's is mapped. From MappedCall::kWindowCopiesBelow bytes of
+// SEND on, it is not copied: rank 1 loads all of it by address.
+void load_send_around_a_hole(size_t count, bool copied) {
+  const size_t bytes = count * 4, hole = 1024, after = 2 * hole;  // the hole: bytes [hole, after)
+  HandWrittenPair pair(count, std::max<uint64_t>(bytes, 1 << 16));
   for (int r = 0; r < pair.n; ++r) {
     const int p = 1 - r;
     auto s = hand_written(count);
@@ -620,7 +635,8 @@ TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
     }
     const int copies = pair.job.mapped(1).copies;
     pair.run();
-    EXPECT_EQ(pair.job.mapped(1).copies, copies + 1) << "rank 1 loads rank 0's SEND by address only in the hole";
+    EXPECT_EQ(pair.job.mapped(1).copies, copies + (copied ? 1 : 3))
+        << "rank 1 loads rank 0's SEND by address " << (copied ? "only in the hole" : "in each of its three loads");
     for (int r = 0; r < pair.n; ++r) {
       const int p = 1 - r;
       for (size_t i = 0; i < count; ++i)
@@ -629,6 +645,13 @@ TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) {
         ASSERT_EQ(pair.recv[r][2 * count + i], -2 - p) << "call " << call << " rank " << r << " hole element " << i;
     }
   }
+}
+
+TEST(ExecutorMapped, SendCopiedAroundTheWindowBytesItsOwnerUses) { load_send_around_a_hole(1024, true); }
+
+TEST(ExecutorMapped, ALargeSendIsLoadedByAddress) {
+  load_send_around_a_hole(MappedCall::kWindowCopiesBelow / 4 - 1, true);
+  load_send_around_a_hole(MappedCall::kWindowCopiesBelow / 4, false);
 }
 
 // Direct allreduces run in order (Schedule::in_order) unless they go through
