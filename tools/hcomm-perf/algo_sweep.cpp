@@ -57,8 +57,8 @@ class AlgoTable {
     const std::string rounds =
         options_.rounds > 1 ? "; " + std::to_string(options_.rounds) + " rounds of them all, each one's best round" : "";
     std::printf(
-        "# times in us: each algorithm forced in turn ('-': it does not serve the size), then the library's "
-        "own choice (auto)%s\n#\n# %10s %12s %9s %6s %5s",
+        "# times in us, the slowest rank's median call: each algorithm forced in turn ('-': it does not serve "
+        "the size), then the library's own choice (auto)%s\n#\n# %10s %12s %9s %6s %5s",
         rounds.c_str(), "size(B)", "count", "type", "redop", "root");
     for (const std::string& n : names_) std::printf(" %*s", width(n), n.c_str());
     std::printf("  %-*s %10s %8s\n", name_width_, "auto", "time(us)", "#wrong");
@@ -108,7 +108,10 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
     // Rounds interleave the contenders (the forced algorithms, then auto), so
     // that a slow spell of the machine does not fall on one of them only;
     // each keeps its best round. Odd rounds take them in reverse order, so
-    // that none always runs last or after the same one.
+    // that none always runs last or after the same one. A round's time is
+    // its median call: with a mean, one call the machine held up among ten
+    // put an algorithm 10-90% behind itself forced (auto against the same
+    // algorithm), more than the differences the table is there to show.
     AlgoTimes times{.forced_us = std::vector<std::optional<double>>(names.size()),
                     .auto_us = std::numeric_limits<double>::infinity()};
     std::string auto_name;
@@ -119,12 +122,12 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
         const size_t i = round % 2 ? contenders - 1 - k : k;
         if (i == names.size()) {
           const Row chosen = benchmark.measure(point);
-          times.auto_us = std::min(times.auto_us, chosen.time_us);
+          times.auto_us = std::min(times.auto_us, chosen.median_us);
           auto_name = chosen.algorithm;
           point_wrong += chosen.wrong;
         } else if (served[i]) {
           const Row row = benchmark.measure(point, names[i]);
-          times.forced_us[i] = std::min(times.forced_us[i].value_or(row.time_us), row.time_us);
+          times.forced_us[i] = std::min(times.forced_us[i].value_or(row.median_us), row.median_us);
           point_wrong += row.wrong;
         }
       }

@@ -105,20 +105,27 @@ Row Benchmark::measure_point(const SweepPoint& point, const std::string& algorit
   check(hcomm_barrier(comm_.get(), nullptr), "hcomm_barrier");
 
   uint64_t wrong = 0;
-  double elapsed_s = 0;
+  call_s_.clear();
   for (int i = 0; i < options_.warmup + options_.iters; ++i) {
-    if (i == options_.warmup) elapsed_s = 0;  // the warm-up is checked, not timed
-    const Mismatch mismatch = iterate(point, elapsed_s);
+    double call_s = 0;
+    const Mismatch mismatch = iterate(point, call_s);
+    if (i >= options_.warmup) call_s_.push_back(call_s);  // the warm-up is checked, not timed
     if (mismatch.wrong > 0 && wrong == 0) report_wrong(point, i, mismatch);
     wrong += mismatch.wrong;
   }
 
   if (!algorithm.empty()) force(comm_, coll_, "");
 
-  const double average_us = elapsed_s * 1e6 / options_.iters;
-  Row row{.bytes = point.bytes, .count = point.count, .algorithm = used};
-  check(hcomm_allreduce(&average_us, &row.time_us, 1, HCOMM_FLOAT64, HCOMM_MAX, comm_.get(), nullptr),
+  double times_us[2] = {0, 0};  // average, median
+  for (double t : call_s_) times_us[0] += t;
+  times_us[0] *= 1e6 / static_cast<double>(call_s_.size());
+  std::nth_element(call_s_.begin(), call_s_.begin() + call_s_.size() / 2, call_s_.end());
+  times_us[1] = call_s_[call_s_.size() / 2] * 1e6;
+  double slowest_us[2];
+  check(hcomm_allreduce(times_us, slowest_us, 2, HCOMM_FLOAT64, HCOMM_MAX, comm_.get(), nullptr),
         "hcomm_allreduce (of the times)");
+  Row row{.bytes = point.bytes, .count = point.count, .time_us = slowest_us[0], .median_us = slowest_us[1],
+          .algorithm = used};
   check(hcomm_allreduce(&wrong, &row.wrong, 1, HCOMM_UINT64, HCOMM_SUM, comm_.get(), nullptr),
         "hcomm_allreduce (of the wrong-element counts)");
   const size_t moved = collective_.bytes_moved(point.count, elem_size_, comm_.size());
@@ -150,7 +157,7 @@ Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
                       .comm = comm_.get()};
   const auto start = std::chrono::steady_clock::now();
   run_call(args);
-  elapsed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!options_.check || !collective_.uses_data()) return {};
   return compare_elements(recv, expected_.data(), layout_.result, elem_size_);
 }

@@ -1,6 +1,7 @@
 // Measures one collective over the size sweep: per size, a barrier, the
 // warm-up and timed iterations, each result checked element by element, then
-// the slowest rank's average time and the wrong elements of all ranks.
+// the slowest rank's average (and median) time and the wrong elements of all
+// ranks.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,8 @@ namespace hcomm::perf {
 struct Row {
   size_t bytes;
   size_t count;
-  double time_us;  // the slowest rank's average over the timed iterations
+  double time_us;    // the slowest rank's average over the timed iterations
+  double median_us;  // the slowest rank's median call: a call the machine held up moves it not at all
   double algbw_gbps;
   double busbw_gbps;
   uint64_t wrong;         // wrong elements, summed over ranks and iterations
@@ -55,8 +57,8 @@ class Benchmark {
 
  private:
   Row measure_point(const SweepPoint& point, const std::string& algorithm);
-  // Runs one call of the collective, adds its time to elapsed_s, and returns
-  // what was wrong in its result on this rank.
+  // Runs one call of the collective, returns what was wrong in its result on
+  // this rank and sets elapsed_s to the call's time.
   Mismatch iterate(const SweepPoint& point, double& elapsed_s);
   void run_call(const CallArgs& args) const;
   void report_wrong(const SweepPoint& point, int iteration, const Mismatch& mismatch) const;
@@ -73,6 +75,7 @@ class Benchmark {
   Buffer input_;     // this rank's data, as filled
   Buffer recv_;      // the receive buffer (which holds the input too, in place)
   Buffer expected_;  // the exact result
+  std::vector<double> call_s_;  // the timed calls' times, kept for the median
 };
 
 }  // namespace hcomm::perf
