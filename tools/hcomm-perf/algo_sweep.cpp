@@ -109,9 +109,7 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
     // that a slow spell of the machine does not fall on one of them only;
     // each keeps its best round. Odd rounds take them in reverse order, so
     // that none always runs last or after the same one. A round's time is
-    // its median call: with a mean, one call the machine held up among ten
-    // put an algorithm 10-90% behind itself forced (auto against the same
-    // algorithm), more than the differences the table is there to show.
+    // its median call, which one call the machine held up does not move.
     AlgoTimes times{.forced_us = std::vector<std::optional<double>>(names.size()),
                     .auto_us = std::numeric_limits<double>::infinity()};
     std::string auto_name;
