@@ -85,7 +85,9 @@ Benchmark::Benchmark(const Options& options, const Collective& collective, const
       largest_(largest_layout(options, collective, spec_, points_)),
       input_(largest_.input * elem_size_, options.buffers, comm.get()),
       recv_(largest_.buffer * elem_size_, options.buffers, comm.get()),
-      expected_(largest_.result * elem_size_) {}
+      expected_(largest_.result * elem_size_) {
+  call_s_.reserve(static_cast<size_t>(options.iters));
+}
 
 Row Benchmark::measure(const SweepPoint& point, const std::string& algorithm) {
   try {
