@@ -137,14 +137,16 @@ case_sweep_algos() {
   grep -qw ring <<<"$header" || fail "no ring column: $header"
   ! grep -qw dissemination <<<"$header" || fail "a barrier algorithm among allreduce's: $header"
   # Header: '#', size, count, type, redop, root, one name per algorithm, auto,
-  # time, #wrong. A row: a time or '-' per algorithm, auto's choice (one of
-  # the algorithms), its time, and no wrong elements.
+  # time, #wrong. A row: a time (a median call, above 0) or '-' per
+  # algorithm, auto's choice (one of the algorithms), its time, and no wrong
+  # elements.
   [ "$(rows | wc -l)" -eq 5 ] || fail "expected 5 rows"
   rows | awk -v header="$header" '
     BEGIN { n = split(header, h, " "); if (n < 10) exit 1; for (i = 7; i <= n - 3; ++i) names[h[i]] = 1 }
-    NF != n - 1 || $NF != "0" || !($(NF - 2) in names) || $(NF - 1) !~ /^[0-9]+\.[0-9]+$/ { exit 1 }
-    { for (i = 6; i <= NF - 3; ++i) if ($i != "-" && $i !~ /^[0-9]+\.[0-9]+$/) exit 1 }' ||
+    NF != n - 1 || $NF != "0" || !($(NF - 2) in names) || $(NF - 1) !~ /^[0-9]+\.[0-9]+$/ || $(NF - 1) <= 0 { exit 1 }
+    { for (i = 6; i <= NF - 3; ++i) if ($i != "-" && ($i !~ /^[0-9]+\.[0-9]+$/ || $i <= 0)) exit 1 }' ||
     fail "the rows do not match the header"
+  grep -qF "# times in us, the slowest rank's median call:" "$WORK/out" || fail "the header does not name the median"
   grep -qE '^# auto within 10% of the best forced algorithm at [0-5] of 5 sizes$' "$WORK/out" ||
     fail "no closeness figure"
   grep -qE "^# auto's choice, forced, within 10% of the best forced algorithm at [0-5] of 5 sizes$" "$WORK/out" ||
