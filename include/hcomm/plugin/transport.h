@@ -1,5 +1,5 @@
-/* HComm transport plugin interface, ABI 1.1 (1.1 added the optional
- * mapped-memory functions at the end of hcomm_transport_v1_t).
+/* HComm transport plugin interface, ABI 1.8 (1.1 added the optional
+ * mapped-memory functions at the end of hcomm_transport_v1_t, 1.8 mem_held).
  *
  * Objects: a context per process (init), a net per communicator (open), an
  * endpoint per peer (connect), requests per message (isend/irecv).
@@ -140,6 +140,15 @@ typedef struct hcomm_transport_v1 {
    * the peer died or the range is not in its memory. */
   hcomm_result_t (*ep_read)(void* ep, void* local, uint64_t remote_address, size_t bytes);
   hcomm_result_t (*ep_write)(void* ep, const void* local, uint64_t remote_address, size_t bytes);
+
+  /* ABI 1.8, optional (NULL): *held = 1 while the registration `mem` still
+   * holds the range mem_register made mappable, 0 once the caller unmapped or
+   * replaced any of its pages (it freed the buffer without unregistering it);
+   * HCOMM_ERR_UNSUPPORTED where the system cannot tell. With it the core may
+   * register buffers on its own (HCOMM_AUTO_REGISTER), so a registration must
+   * then keep the process's view of the memory: the same contents at the
+   * same addresses, and private pages in a child forked later. */
+  hcomm_result_t (*mem_held)(void* mem, int* held);
 } hcomm_transport_v1_t;
 
 #ifdef __cplusplus

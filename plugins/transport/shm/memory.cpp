@@ -1,6 +1,7 @@
 #include "memory.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -10,8 +11,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <atomic>
 #include <fstream>
 #include <functional>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -69,39 +73,75 @@ void* map_shared(int fd, size_t bytes) {
   return p == MAP_FAILED ? nullptr : p;
 }
 
-// One line of /proc/self/maps.
+// One mapping of /proc/self/smaps: its header line and its VmFlags.
 struct Vma {
   uintptr_t start, end;
   std::string perms;
   uint64_t inode;
   std::string path;
+  std::string flags;  // " rd wr mr ..." with a space before each
 };
 
 // True when the mappings of this process cover [start, end) without a gap
 // and each one satisfies `ok`.
 bool covered(uintptr_t start, uintptr_t end, const std::function<bool(const Vma&)>& ok) {
-  std::ifstream maps("/proc/self/maps");
+  std::ifstream smaps("/proc/self/smaps");
   std::string line;
   uintptr_t next = start;
-  while (next < end && std::getline(maps, line)) {
+  Vma v{};
+  bool open = false;  // v is a mapping of the range whose flags are still to come
+  while (next < end && std::getline(smaps, line)) {
+    if (open && line.rfind("VmFlags:", 0) == 0) {
+      v.flags = line.substr(8);
+      if (!ok(v)) return false;
+      next = v.end;
+      open = false;
+      continue;
+    }
+    const size_t space = line.find(' ');
+    if (space == std::string::npos || line[space - 1] == ':') continue;  // a "Key: value" line
     std::istringstream in(line);
-    Vma v{};
     char dash = 0;
     std::string offset, device;
+    v = Vma{};
     in >> std::hex >> v.start >> dash >> v.end >> v.perms >> offset >> device >> std::dec >> v.inode;
     if (!in || dash != '-' || v.perms.size() < 4) return false;
     std::getline(in >> std::ws, v.path);
     if (v.end <= next) continue;
-    if (v.start > next || !ok(v)) return false;
-    next = v.end;
+    if (v.start > next) return false;
+    open = true;
   }
   return next >= end;
 }
 
-// Memory that may move onto a memfd: private, anonymous and writable.
-bool private_anonymous(const Vma& v) {
+// Memory that may move onto a memfd: private, anonymous and writable, and
+// neither locked nor kept from children (MADV_DONTFORK: what drivers that
+// pin pages for DMA, RDMA's among them, ask for): pages moved from under a
+// pin would leave the device writing the old ones.
+bool movable(const Vma& v) {
   return v.perms.compare(0, 2, "rw") == 0 && v.perms[3] == 'p' && v.inode == 0 &&
-         (v.path.empty() || v.path == "[heap]" || v.path.rfind("[anon:", 0) == 0);
+         (v.path.empty() || v.path == "[heap]" || v.path.rfind("[anon:", 0) == 0) &&
+         v.flags.find(" dc") == std::string::npos && v.flags.find(" lo") == std::string::npos;
+}
+
+// Registrations whose pages are on their memfd. The lock is held across
+// fork, so a child never sees pages half moved; the child then moves every
+// registration's data back into private memory, as if nothing had been
+// registered (its parent's writes during that copy may show in it).
+std::mutex g_moved_mutex;
+std::set<Region*>* g_moved = new std::set<Region*>;  // outlives static destruction; fork may come late
+
+void privatise_in_child() {
+  for (Region* r : *g_moved) r->leave_child();
+  g_moved->clear();
+  g_moved_mutex.unlock();
+}
+
+void watch_forks() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ::pthread_atfork([] { g_moved_mutex.lock(); }, [] { g_moved_mutex.unlock(); }, privatise_in_child);
+  });
 }
 
 }  // namespace
@@ -153,11 +193,17 @@ Region* Region::enroll(void* ptr, size_t bytes) {
     r->describe(0);
     return r;
   };
-  if (!ptr || last <= first || !covered(first, last, private_anonymous)) return unmappable();
+  if (!ptr || last <= first) return unmappable();
+  watch_forks();
+  std::lock_guard<std::mutex> lock(g_moved_mutex);
+  if (!covered(first, last, movable)) return unmappable();
   const size_t len = last - first;
-  int fd = new_memfd("hcomm-registered", len);
-  void* staging = map_shared(fd, len);
-  if (!staging) {
+  // A name of its own, which held() finds in /proc/self/map_files.
+  static std::atomic<uint64_t> registrations{0};
+  const std::string name = plugin::format("hcomm-registered-%llu", static_cast<unsigned long long>(++registrations));
+  int fd = new_memfd(name.c_str(), len);
+  void* staging = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  if (staging == MAP_FAILED) {
     ::close(fd);
     return unmappable();
   }
@@ -168,34 +214,64 @@ Region* Region::enroll(void* ptr, size_t bytes) {
     return unmappable();
   }
   auto* r = new Region(fd, reinterpret_cast<void*>(first), len, false);
+  r->link_ = "/memfd:" + name + " (deleted)";
   r->describe(len);
+  g_moved->insert(r);
   return r;
 }
 
-// Puts private anonymous memory with the same contents back under the
+// The mapping of exactly the registered pages is still this region's memfd:
+// /proc/self/map_files names a mapping by its range, and its link the file.
+bool Region::held() const {
+  if (allocated_) return true;
+  if (fd_ < 0) return false;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(data_);
+  char path[64], link[128];
+  std::snprintf(path, sizeof path, "/proc/self/map_files/%lx-%lx", static_cast<unsigned long>(first),
+                static_cast<unsigned long>(first + file_bytes_));
+  const ssize_t n = ::readlink(path, link, sizeof link);
+  return n == static_cast<ssize_t>(link_.size()) && link_.compare(0, link_.size(), link, n) == 0;
+}
+
+bool Region::can_tell_held() { return ::access("/proc/self/map_files", R_OK) == 0; }
+
+// Private anonymous memory with the same contents goes back under the
 // registered pages, unless they are no longer this region's (the caller freed
 // the buffer before unregistering it): then there is nothing to restore.
-void Region::restore_pages() {
-  if (allocated_ || fd_ < 0) return;
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0) return;
-  const uintptr_t first = reinterpret_cast<uintptr_t>(data_);
-  const bool ours = covered(first, first + file_bytes_, [&](const Vma& v) {
-    return v.inode == static_cast<uint64_t>(st.st_ino) && v.perms[3] == 's';
-  });
-  if (!ours) return;
+bool Region::privatise() {
+  if (!held()) return true;
   void* fresh = ::mmap(nullptr, file_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (fresh == MAP_FAILED) system_error("restoring registered memory", file_bytes_);
+  if (fresh == MAP_FAILED) return false;
   std::memcpy(fresh, data_, file_bytes_);
   if (move_pages(fresh, file_bytes_, data_) == MAP_FAILED) {
     ::munmap(fresh, file_bytes_);
-    system_error("restoring registered memory", file_bytes_);
+    return false;
   }
+  return true;
+}
+
+void Region::restore_pages() {
+  if (allocated_ || fd_ < 0) return;
+  std::lock_guard<std::mutex> lock(g_moved_mutex);
+  g_moved->erase(this);
+  if (!privatise()) system_error("restoring registered memory", file_bytes_);
+}
+
+// In a child just forked: nothing to report to, so memory short leaves the
+// pages shared.
+void Region::leave_child() {
+  privatise();
+  ::close(fd_);
+  fd_ = -1;
 }
 
 Region::~Region() {
   if (fd_ < 0) return;
   if (allocated_) ::munmap(data_, file_bytes_);
+  {
+    std::lock_guard<std::mutex> lock(g_moved_mutex);
+    g_moved->erase(this);
+  }
   ::close(fd_);
 }
 

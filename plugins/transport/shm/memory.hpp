@@ -14,14 +14,18 @@
 // them and may be written by other threads at any time; peers read those
 // bytes with cross-memory attach instead. Only private anonymous writable
 // memory (heap, mmap) is moved; anything else (stack, files, memory already
-// shared) stays unmappable. The moved pages are shared memory from then on:
-// a child forked later shares them with its parent instead of copying them.
+// shared) stays unmappable, as does memory that is locked or kept from
+// children (MADV_DONTFORK, which drivers that pin pages ask for). Whether a
+// registration still holds its pages is one readlink of
+// /proc/self/map_files. A child forked later gets private copies of the moved
+// pages, as it would have without the registration.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "hcomm/plugin/transport.h"
 
@@ -34,6 +38,12 @@ class Region {
   static Region* enroll(void* ptr, size_t bytes);
   // A registration: moves its pages back to private memory (before deletion).
   void restore_pages();
+  // Still holds the pages it moved (an allocation always does).
+  bool held() const;
+  // Whether this system lets held() tell.
+  static bool can_tell_held();
+  // In a child just forked: back to private memory, and let go of the file.
+  void leave_child();
   // Frees an allocation; a registration's pages stay where they are.
   ~Region();
   Region(const Region&) = delete;
@@ -45,11 +55,13 @@ class Region {
  private:
   Region(int fd, void* data, size_t file_bytes, bool allocated);
   void describe(size_t bytes);
+  bool privatise();
 
   int fd_;
   void* data_;         // the file's first byte in this process
   size_t file_bytes_;  // whole pages
   bool allocated_;
+  std::string link_;  // a registration's file as /proc/self/map_files links it
   hcomm_mem_desc_t desc_{};
 };
 

@@ -208,6 +208,16 @@ hcomm_result_t shm_mem_release(void* mem) {
   });
 }
 
+hcomm_result_t shm_mem_held(void* mem, int* held) {
+  return plugin::boundary(g_services, [&] {
+    const Region& r = checked<Region>(mem, "mem_held: mem");
+    int* held_out = checked_out(held, "mem_held: held");
+    if (!Region::can_tell_held())
+      HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "shm: mem_held: /proc/self/map_files is not readable here");
+    *held_out = r.held() ? 1 : 0;
+  });
+}
+
 hcomm_result_t shm_mem_map(void* ctx, const hcomm_mem_desc_t* desc, void** ptr, void** mapping) {
   return plugin::boundary(g_services, [&] {
     checked<Context>(ctx, "mem_map: ctx");
@@ -264,6 +274,7 @@ const hcomm_transport_v1_t kTransport = {
     .mem_unmap = shm_mem_unmap,
     .ep_read = shm_ep_read,
     .ep_write = shm_ep_write,
+    .mem_held = shm_mem_held,
 };
 
 const hcomm_plugin_header_t kHeader = {
