@@ -7,6 +7,7 @@
 #include "core/api/checks.hpp"
 #include "core/common/log.hpp"
 #include "core/device/memory_registry.hpp"
+#include "core/transport/auto_registry.hpp"
 #include "core/transport/transport.hpp"
 
 using namespace hcomm;
@@ -84,6 +85,8 @@ HCOMM_API hcomm_result_t hcomm_mem_register(hcomm_comm_t comm, void* ptr, size_t
     HCOMM_ARG_CHECK(ptr, "hcomm_mem_register: ptr is NULL");
     HCOMM_ARG_CHECK(bytes > 0 && bytes <= api::kMaxBytes, "hcomm_mem_register: bytes is %zu; register 1 to %zu bytes",
                     bytes, api::kMaxBytes);
+    // Pages the core moved on its own go back first, for this registration to move.
+    transport::AutoRegistry::instance().release_overlapping(ptr, bytes);
     device::MemoryRegion* r = registry().containing(ptr, bytes);
     if (!r) {
       device::MemoryRegion fresh{.base = reinterpret_cast<uintptr_t>(ptr), .bytes = bytes, .maker = nullptr,

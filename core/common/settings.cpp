@@ -63,6 +63,9 @@ std::vector<Decl> core_settings() {
       d("HCOMM_WINDOW_BYTES", HCOMM_SETTING_SIZE, "2M",
         "Each half of the per-rank shared window of ranks that map each other's memory (direct algorithms); 0 turns "
         "it off."),
+      d("HCOMM_AUTO_REGISTER", HCOMM_SETTING_SIZE, "256K",
+        "Buffers of at least this size that peers cannot map are registered on their second use, so that peers "
+        "read them in place (the pages move onto shared memory); 0 turns it off."),
       d("HCOMM_TOPO_FILE", HCOMM_SETTING_STRING, "",
         "A topology (JSON, as hcomm-topo --dump writes it) to use instead of discovering hosts, NUMA nodes and NICs."),
   };

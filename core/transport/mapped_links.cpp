@@ -6,7 +6,9 @@
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
+#include "core/common/settings.hpp"
 #include "core/device/memory_registry.hpp"
+#include "core/transport/auto_registry.hpp"
 
 namespace hcomm::transport {
 
@@ -57,7 +59,8 @@ MappedLinks::MappedLinks(Transport& transport, const std::vector<void*>& endpoin
       transport_(transport),
       endpoints_(endpoints),
       window_mappings_(nranks, nullptr),
-      cache_(nranks) {}
+      cache_(nranks),
+      auto_register_from_(settings::get_size("HCOMM_AUTO_REGISTER")) {}
 
 MappedLinks::~MappedLinks() {
   const hcomm_transport_v1_t& t = transport_.iface();
@@ -172,8 +175,10 @@ void MappedLinks::write(int peer, uint64_t address, const void* local, size_t by
   transport_.check(transport_.iface().ep_write(endpoints_[peer], local, address, bytes), "write into a peer's memory");
 }
 
-void MappedLinks::describe(const void* ptr, size_t, hcomm_mem_desc_t* out) {
+void MappedLinks::describe(const void* ptr, size_t bytes, hcomm_mem_desc_t* out) {
   device::MemoryRegistry::instance().describe(ptr, &transport_, out);
+  if (out->bytes == 0 && auto_register_from_ && bytes >= auto_register_from_)
+    AutoRegistry::instance().describe(transport_, ptr, bytes, out);
 }
 
 }  // namespace hcomm::transport

@@ -56,6 +56,7 @@ class MappedLinks final : public exec::MappedIO {
   std::vector<std::vector<Mapping>> cache_;  // by rank: exposed buffers mapped here, most recent kept
   uint64_t uses_ = 0;
   bool peer_buffers_ = false;
+  uint64_t auto_register_from_;  // HCOMM_AUTO_REGISTER; 0: off
 };
 
 }  // namespace hcomm::transport

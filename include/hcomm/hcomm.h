@@ -188,7 +188,10 @@ HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_col
  * MPI_Alloc_mem and ncclMemAlloc). hcomm_mem_register makes a caller's buffer
  * mappable by the communicator's peers until hcomm_mem_deregister; register
  * before use and deregister before freeing it. Calls on buffers that are
- * neither work too, with one copy more. */
+ * neither work too, with one copy more; from HCOMM_AUTO_REGISTER bytes on the
+ * core registers such a buffer itself when a call uses it again, and notices
+ * when it was freed. Registration moves the buffer's whole pages onto shared
+ * memory in place; a child forked later still gets private copies. */
 HCOMM_API hcomm_result_t hcomm_mem_alloc(void** ptr, size_t bytes);
 HCOMM_API hcomm_result_t hcomm_mem_free(void* ptr);
 HCOMM_API hcomm_result_t hcomm_mem_register(hcomm_comm_t comm, void* ptr, size_t bytes, void** handle);

@@ -1,0 +1,137 @@
+#include "core/transport/auto_registry.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "core/common/error.hpp"
+#include "core/common/log.hpp"
+#include "hcomm/hcomm.h"
+
+namespace hcomm::transport {
+
+namespace {
+
+// Kilobytes of this process's memory pinned for devices (RDMA, io_uring).
+uint64_t pinned_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmPin:", 0) == 0) return std::stoull(line.substr(6));
+  return 0;
+}
+
+}  // namespace
+
+AutoRegistry& AutoRegistry::instance() {
+  static AutoRegistry* registry = new AutoRegistry;  // used until the process ends
+  return *registry;
+}
+
+void AutoRegistry::describe(const Transport& t, const void* ptr, size_t bytes, hcomm_mem_desc_t* out) {
+  out->bytes = 0;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (unsupported_ || !HCOMM_IFACE_HAS(&t.iface(), mem_held)) return;
+  ++clock_;
+  auto next = registrations_.upper_bound(start);
+  if (next != registrations_.begin()) {
+    auto r = std::prev(next);
+    if (r->first + r->second.bytes >= start + bytes && r->second.transport == &t) {
+      if (held(r)) {
+        ++r->second.uses;
+        r->second.last = clock_;
+        *out = r->second.desc;
+        return;
+      }
+      // Freed and allocated anew: peers must not read the old pages.
+      if (unsupported_) return;
+      HCOMM_DEBUG(EXEC, "the buffer at %p (%zu bytes) registered automatically was freed after %llu calls",
+                  reinterpret_cast<void*>(r->first), r->second.bytes,
+                  static_cast<unsigned long long>(r->second.uses));
+      if (r->second.uses < kPaysOffAfter) sighting(r->first, r->second.bytes).refused = true;
+      release(r);
+    }
+  }
+  Sighting& s = sighting(start, bytes);
+  const bool again = s.last != 0;
+  s.last = clock_;
+  if (again && !s.refused) enroll(t, start, bytes, s, out);
+}
+
+bool AutoRegistry::held(Registrations::iterator r) {
+  int held = 0;
+  const hcomm_result_t rc = r->second.transport->iface().mem_held(r->second.handle, &held);
+  if (rc == HCOMM_SUCCESS) return held != 0;
+  unsupported_ = true;
+  HCOMM_INFO(EXEC, "%s cannot tell whether a registration still holds its pages (%s): buffers are no longer "
+             "registered automatically", r->second.transport->name().c_str(), hcomm_result_string(rc));
+  return false;
+}
+
+AutoRegistry::Registrations::iterator AutoRegistry::release(Registrations::iterator r) {
+  const Transport& t = *r->second.transport;
+  const hcomm_result_t rc = t.iface().mem_release(r->second.handle);
+  if (rc != HCOMM_SUCCESS)
+    HCOMM_WARN(EXEC, "%s: unregistering the buffer at %p (%zu bytes) failed: %s", t.name().c_str(),
+               reinterpret_cast<void*>(r->first), r->second.bytes, hcomm_result_string(rc));
+  return registrations_.erase(r);
+}
+
+// The range's sighting, or the least recently seen one made over for it.
+AutoRegistry::Sighting& AutoRegistry::sighting(uintptr_t start, size_t bytes) {
+  Sighting* oldest = &sightings_[0];
+  for (Sighting& s : sightings_) {
+    if (s.start == start && s.bytes == bytes) return s;
+    if (s.last < oldest->last) oldest = &s;
+  }
+  *oldest = Sighting{.start = start, .bytes = bytes, .last = 0, .refused = false};
+  return *oldest;
+}
+
+void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, Sighting& s, hcomm_mem_desc_t* out) {
+  if (const uint64_t kb = pinned_kb()) {
+    s.refused = true;
+    HCOMM_INFO(EXEC, "the buffer at %p (%zu bytes) is not registered automatically: this process has %llu kB "
+               "pinned (VmPin) for devices, whose pages must not move", reinterpret_cast<void*>(start), bytes,
+               static_cast<unsigned long long>(kb));
+    return;
+  }
+  // Buffers freed since, whose files would hold their memory, go; and a
+  // registration of part of this range (the registration moves whole pages).
+  for (auto r = registrations_.begin(); r != registrations_.end();) r = held(r) ? std::next(r) : release(r);
+  release_overlapping_locked(start, bytes);
+  if (registrations_.size() >= kMaxRegistrations) {
+    auto oldest = registrations_.begin();
+    for (auto r = registrations_.begin(); r != registrations_.end(); ++r)
+      if (r->second.last < oldest->second.last) oldest = r;
+    release(oldest);
+  }
+  Registration fresh{.bytes = bytes, .transport = &t, .handle = nullptr, .desc = {}, .uses = 1, .last = clock_};
+  const hcomm_result_t rc = t.iface().mem_register(t.ctx(), reinterpret_cast<void*>(start), bytes, &fresh.handle,
+                                                   &fresh.desc);
+  if (rc != HCOMM_SUCCESS || fresh.desc.bytes == 0) {
+    s.refused = true;
+    if (rc == HCOMM_SUCCESS) t.iface().mem_release(fresh.handle);
+    HCOMM_DEBUG(EXEC, "the buffer at %p (%zu bytes) cannot be registered automatically (%s)",
+                reinterpret_cast<void*>(start), bytes,
+                rc == HCOMM_SUCCESS ? "memory that does not move" : hcomm_result_string(rc));
+    return;
+  }
+  HCOMM_DEBUG(EXEC, "registered the buffer at %p (%zu bytes) on its second use", reinterpret_cast<void*>(start),
+              bytes);
+  *out = registrations_.emplace(start, fresh).first->second.desc;
+}
+
+void AutoRegistry::release_overlapping(const void* ptr, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  release_overlapping_locked(reinterpret_cast<uintptr_t>(ptr), bytes);
+}
+
+void AutoRegistry::release_overlapping_locked(uintptr_t start, size_t bytes) {
+  auto r = registrations_.upper_bound(start);
+  if (r != registrations_.begin() && std::prev(r)->first + std::prev(r)->second.bytes > start) r = std::prev(r);
+  while (r != registrations_.end() && r->first < start + bytes) r = release(r);
+}
+
+}  // namespace hcomm::transport

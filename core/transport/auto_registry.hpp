@@ -1,0 +1,70 @@
+// Buffers that peers cannot map, registered by the core when calls use them
+// again (HCOMM_AUTO_REGISTER): what XPMEM gives MPI libraries, done with the
+// transport's registration, which moves the pages onto shared memory in
+// place. A buffer's range is registered on its second use; every later call
+// asks the transport whether the registration still holds its pages (the
+// caller may have freed the buffer and got new memory at the same address)
+// and registers it anew when not. A range whose registration did not last a
+// few calls is not tried again, and nothing is registered while the process
+// has pinned memory (VmPin: RDMA registrations), whose pages must not move.
+// Registrations of freed buffers are dropped before each new one (their
+// files would keep the memory), and at most kMaxRegistrations are kept.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "core/transport/transport.hpp"
+
+namespace hcomm::transport {
+
+class AutoRegistry {
+ public:
+  static AutoRegistry& instance();
+
+  // *out describes [ptr, ptr + bytes) for peers when `t` registered it here,
+  // now or before; out->bytes is 0 otherwise.
+  void describe(const Transport& t, const void* ptr, size_t bytes, hcomm_mem_desc_t* out);
+  // Unregisters every automatic registration that overlaps [ptr, ptr + bytes)
+  // (its pages go back to private memory): the caller registers it itself.
+  void release_overlapping(const void* ptr, size_t bytes);
+
+ private:
+  struct Registration {
+    size_t bytes;
+    const Transport* transport;
+    void* handle;
+    hcomm_mem_desc_t desc;
+    uint64_t uses;
+    uint64_t last;  // clock_ at the last call that used it
+  };
+  // A range seen in a call; refused ones are not registered.
+  struct Sighting {
+    uintptr_t start = 0;
+    size_t bytes = 0;
+    uint64_t last = 0;
+    bool refused = false;
+  };
+  static constexpr int kSightings = 16;
+  // Registrations that did not last this many calls were a waste.
+  static constexpr uint64_t kPaysOffAfter = 4;
+  // Registrations kept; beyond, the least recently used goes.
+  static constexpr size_t kMaxRegistrations = 64;
+
+  using Registrations = std::map<uintptr_t, Registration>;  // by buffer start
+  bool held(Registrations::iterator r);
+  Registrations::iterator release(Registrations::iterator r);
+  void release_overlapping_locked(uintptr_t start, size_t bytes);
+  Sighting& sighting(uintptr_t start, size_t bytes);
+  void enroll(const Transport& t, uintptr_t start, size_t bytes, Sighting& s, hcomm_mem_desc_t* out);
+
+  std::mutex mutex_;
+  Registrations registrations_;
+  Sighting sightings_[kSightings];
+  uint64_t clock_ = 0;
+  bool unsupported_ = false;  // the transport cannot tell whether a registration holds
+};
+
+}  // namespace hcomm::transport
