@@ -5,6 +5,7 @@
 
 #include "core/common/error.hpp"
 #include "core/device/copy.hpp"
+#include "core/device/evict.hpp"
 #include "core/device/reduce.hpp"
 #include "core/exec/operation.hpp"
 
@@ -14,6 +15,20 @@ namespace {
 
 // Data copied by address lands here when it may not land in place.
 constexpr size_t kStagingBytes = 256 << 10;
+// Mapped input read and evicted a block at a time, while its lines are near.
+constexpr uint64_t kEvictBlock = 64 << 10;
+
+// f(offset, bytes) over [0, bytes) of `mapped`; with `evict`, in blocks, each
+// evicted once f is done with it.
+template <class F>
+void reading(const uint8_t* mapped, uint64_t bytes, bool evict, F f) {
+  if (!evict) return f(0, bytes);
+  for (uint64_t done = 0; done < bytes; done += kEvictBlock) {
+    const uint64_t part = std::min(kEvictBlock, bytes - done);
+    f(done, part);
+    device::evict(mapped + done, part);
+  }
+}
 
 // Calls f(offset in the span, bytes, local pointer or nullptr, peer address)
 // for the parts of the span: mapped ones with their local pointer, the rest
@@ -135,7 +150,7 @@ const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t bu
                 schedule_->algorithm.c_str(), peer);
   const window::Exposed& e = buffer == HCOMM_BUF_RECV ? p.recv : p.send;
   b = {.call = call_, .address = e.address, .bytes = e.bytes, .mapped = nullptr, .lo = 0, .hi = 0, .hole_lo = 0,
-       .hole_hi = 0};
+       .hole_hi = 0, .evict = false};
   if (e.in_window) {
     // A RECV published in part may be larger than the window; the rest of it
     // is copied by address.
@@ -148,6 +163,7 @@ const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t bu
     b.mapped = io_->map(peer, e.mapped);
     b.lo = e.mapped.address;
     b.hi = e.mapped.address + e.mapped.bytes;
+    b.evict = buffer != HCOMM_BUF_RECV;
   }
   return b;
 }
@@ -158,7 +174,7 @@ MappedCall::Span MappedCall::remote(int peer, const hcomm_bufref_t& ref, uint64_
   if (ref.buffer == HCOMM_BUF_WINDOW) {
     // A window is mapped whole; its offsets stand for addresses.
     return {.peer = peer, .address = at, .bytes = bytes, .mapped = io_->half(peer, call_), .lo = 0,
-            .hi = io_->window_bytes()};
+            .hi = io_->window_bytes(), .evict = false};
   }
   const bool own = peer == io_->rank();
   const MappedIO::Calls::PeerBuffer* b = own ? nullptr : &peer_buffer(peer, ref.buffer);
@@ -172,12 +188,13 @@ MappedCall::Span MappedCall::remote(int peer, const hcomm_bufref_t& ref, uint64_
     // This rank's own buffers, as if mapped at offsets.
     const void* base = ref.buffer == HCOMM_BUF_RECV ? own_->recv : own_->send;
     return {.peer = peer, .address = at, .bytes = bytes, .mapped = static_cast<const uint8_t*>(base), .lo = 0,
-            .hi = limit};
+            .hi = limit, .evict = false};
   }
   const uint64_t address = b->address + at;
   if (address < b->hole_hi && address + bytes > b->hole_lo)  // not in the copy: by address
-    return {.peer = peer, .address = address, .bytes = bytes, .mapped = nullptr, .lo = 0, .hi = 0};
-  return {.peer = peer, .address = address, .bytes = bytes, .mapped = b->mapped, .lo = b->lo, .hi = b->hi};
+    return {.peer = peer, .address = address, .bytes = bytes, .mapped = nullptr, .lo = 0, .hi = 0, .evict = false};
+  return {.peer = peer, .address = address, .bytes = bytes, .mapped = b->mapped, .lo = b->lo, .hi = b->hi,
+          .evict = b->evict};
 }
 
 void MappedCall::load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint8_t* dst, uint64_t bytes) {
@@ -185,7 +202,8 @@ void MappedCall::load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint
   for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, 1,
                 [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
                   if (local)
-                    device::copy(dst + at, local, n);
+                    reading(local, n, s.evict,
+                            [&](uint64_t d, uint64_t part) { device::copy(dst + at + d, local + d, part); });
                   else
                     io_->read(peer, address, dst + at, n);
                 });
@@ -198,7 +216,10 @@ void MappedCall::load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offs
   for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, es,
                 [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
                   if (local) {
-                    device::reduce(a.dtype, a.op, dst + at, src + at, local, elements(n, es), divisor, stores);
+                    reading(local, n, s.evict, [&](uint64_t d, uint64_t part) {
+                      device::reduce(a.dtype, a.op, dst + at + d, src + at + d, local + d, elements(part, es), divisor,
+                                     stores);
+                    });
                   } else {
                     // Through a staging buffer that stays in cache: reading the
                     // peer's data into dst first would move dst through memory

@@ -68,6 +68,7 @@ class MappedCall {
     uint64_t address, bytes;
     const uint8_t* mapped;
     uint64_t lo, hi;
+    bool evict;  // the mapped part, once read (device/evict.hpp)
   };
   Span remote(int peer, const hcomm_bufref_t& ref, uint64_t offset, uint64_t bytes);
   const MappedIO::Calls::PeerBuffer& peer_buffer(int peer, uint32_t buffer);

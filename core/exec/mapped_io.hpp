@@ -72,6 +72,7 @@ class MappedIO {
       const uint8_t* mapped = nullptr;  // where [lo, hi) of the peer's memory lies here
       uint64_t lo = 0, hi = 0;
       uint64_t hole_lo = 0, hole_hi = 0;  // but for these bytes
+      bool evict = false;  // the peer's own SEND, mapped: evicted after reading (device/evict.hpp)
     };
     std::vector<std::array<PeerBuffer, 2>> buffers;
     // Where data read by address is reduced from, when it may not land in place.

@@ -1,9 +1,10 @@
 // Copies at every distance between the buffers (hcomm/plugin/copy.hpp), and
 // the shm transport's cross-memory copies, which bounce the short distances
 // through a buffer of their own: every byte checked, and the bytes around
-// the destination untouched.
+// the destination untouched. Evictions from the caches keep every byte.
 #include "hcomm/plugin/copy.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/device/evict.hpp"
 #include "gtest/gtest.h"
 #include "plugins/transport/shm/cma.hpp"
 
@@ -112,3 +114,25 @@ TEST(CrossMemory, AFaultIsReportedNotCopied) {
 }
 
 }  // namespace
+
+// Lines evicted after a read (core/device/evict.hpp) keep every byte, dirty
+// ones included, and the eviction reaches no line outside the range: the
+// last byte lies against a page that may not be touched.
+TEST(Evict, KeepsEveryByteAndStaysInsideTheRange) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE)), bytes = 64 * page;
+  void* mapped = ::mmap(nullptr, bytes + 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* base = static_cast<unsigned char*>(mapped) + page;
+  ASSERT_EQ(::mprotect(base - page, page, PROT_NONE), 0);
+  ASSERT_EQ(::mprotect(base + bytes, page, PROT_NONE), 0);
+  for (size_t first : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{4095}}) {
+    for (size_t i = 0; i < bytes; ++i) base[i] = pattern(i + first);
+    const size_t n = bytes - first;  // up to the protected page
+    hcomm::device::evict(base + first, n);
+    hcomm::device::evict(base + first, 0);
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes; ++i) wrong += base[i] != pattern(i + first);
+    EXPECT_EQ(wrong, 0u) << "evicting " << n << " bytes from +" << first;
+  }
+  ::munmap(mapped, bytes + 2 * page);
+}
