@@ -18,7 +18,8 @@
 # MPICH (mpich libmpich-dev). Environment: WARMUP (10), ITERS (50),
 # MAX_BYTES (64M), ROUNDS (3), INPUTS (reused: the same input every call;
 # fresh: rewritten before each call, untimed, as a training step's gradients
-# are; see the benchmark), BUFFERS (malloc, or alloc_mem: each library's
+# are; step: rewritten inside the timed part, the time of such a step; see
+# the benchmark), BUFFERS (malloc, or alloc_mem: each library's
 # allocator for communication buffers, MPI_Alloc_mem and hcomm_mem_alloc,
 # whose memory HComm's ranks map: its zero-copy path). Run it on a quiet
 # machine: small sizes are sensitive to load.
@@ -54,7 +55,7 @@ case $buffers in
   *) echo "compare_mpi.sh: BUFFERS=$buffers: expected malloc or alloc_mem" >&2; exit 2 ;;
 esac
 perf_args=(--buffers "$perf_buffers")
-[[ $inputs == fresh ]] && perf_args+=(--fresh-inputs)
+[[ $inputs == reused ]] || perf_args+=(--fresh-inputs)
 cflags=(-std=c11 -O2 -Wall -Wextra)
 mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
 mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"

@@ -10,9 +10,13 @@
  * INPUTS says what the input holds at each call: `reused`, the same data
  * every time (as the OSU benchmarks and most MPI benchmarks keep it), or
  * `fresh`, rewritten before each call outside the timed part (as a training
- * step's gradients are). They differ for a library that reads its peers'
- * inputs where they lie: an input that never changes stays in the reader's
- * cache from one call to the next, a rewritten one comes from the writer's.
+ * step's gradients are), or `step`, rewritten inside it: the time of a step
+ * that writes its input and reduces it. They differ for a library that reads
+ * its peers' inputs where they lie: an input that never changes stays in the
+ * reader's cache from one call to the next, a rewritten one comes from the
+ * writer's; and the writer's next rewrite of lines a peer read takes them
+ * back from the peer's cache, a cost that lands outside the call (`fresh`)
+ * but inside the step (`step`).
  *
  * BUFFERS says where the buffers come from: `malloc`, or `alloc_mem`, the
  * library's own allocator for communication buffers (MPI_Alloc_mem;
@@ -169,12 +173,13 @@ int main(int argc, char** argv) {
   const long warmup = arg(argc, argv, 3, 10), iters = arg(argc, argv, 4, 50);
   const char* inputs = argc > 5 ? argv[5] : "reused";
   const char* buffers = argc > 6 ? argv[6] : "malloc";
-  const int fresh = strcmp(inputs, "fresh") == 0, library_memory = strcmp(buffers, "alloc_mem") == 0;
+  const int step = strcmp(inputs, "step") == 0, fresh = step || strcmp(inputs, "fresh") == 0;
+  const int library_memory = strcmp(buffers, "alloc_mem") == 0;
   if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1 ||
       (!fresh && strcmp(inputs, "reused") != 0) || (!library_memory && strcmp(buffers, "malloc") != 0)) {
     if (rank == 0)
       fprintf(stderr,
-              "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh] [malloc|alloc_mem]] "
+              "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh|step] [malloc|alloc_mem]] "
               "(MIN >= 4 bytes, ITERS >= 1)\n");
     quit(2);
   }
@@ -197,8 +202,9 @@ int main(int argc, char** argv) {
     barrier();
     double total = 0;
     for (long it = 0; it < warmup + iters; ++it) {
-      if (fresh) rewrite(send, count, it);
+      if (fresh && !step) rewrite(send, count, it);
       const double t0 = seconds();
+      if (step) rewrite(send, count, it);
       allreduce_floats(send, recv, count);
       const double elapsed = seconds() - t0;
       if (it >= warmup) {
