@@ -33,7 +33,7 @@ void AutoRegistry::describe(const Transport& t, const void* ptr, size_t bytes, h
   const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(mutex_);
   if (unsupported_ || !HCOMM_IFACE_HAS(&t.iface(), mem_held)) return;
-  ++clock_;
+  if (++clock_ % kSweepEvery == 0) sweep();
   auto next = registrations_.upper_bound(start);
   if (next != registrations_.begin()) {
     auto r = std::prev(next);
@@ -97,9 +97,8 @@ void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, Sig
                static_cast<unsigned long long>(kb));
     return;
   }
-  // Buffers freed since, whose files would hold their memory, go; and a
-  // registration of part of this range (the registration moves whole pages).
-  for (auto r = registrations_.begin(); r != registrations_.end();) r = held(r) ? std::next(r) : release(r);
+  // A registration of part of this range goes: the new one moves whole pages.
+  sweep();
   release_overlapping_locked(start, bytes);
   if (registrations_.size() >= kMaxRegistrations) {
     auto oldest = registrations_.begin();
@@ -121,6 +120,11 @@ void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, Sig
   HCOMM_DEBUG(EXEC, "registered the buffer at %p (%zu bytes) on its second use", reinterpret_cast<void*>(start),
               bytes);
   *out = registrations_.emplace(start, fresh).first->second.desc;
+}
+
+// Registrations of buffers freed since go: their files would keep the memory.
+void AutoRegistry::sweep() {
+  for (auto r = registrations_.begin(); r != registrations_.end();) r = held(r) ? std::next(r) : release(r);
 }
 
 void AutoRegistry::release_overlapping(const void* ptr, size_t bytes) {

@@ -7,8 +7,9 @@
 // and registers it anew when not. A range whose registration did not last a
 // few calls is not tried again, and nothing is registered while the process
 // has pinned memory (VmPin: RDMA registrations), whose pages must not move.
-// Registrations of freed buffers are dropped before each new one (their
-// files would keep the memory), and at most kMaxRegistrations are kept.
+// Registrations of freed buffers are dropped before each new one and every
+// kSweepEvery calls (their files would keep the memory), and at most
+// kMaxRegistrations are kept.
 #pragma once
 
 #include <cstddef>
@@ -52,11 +53,13 @@ class AutoRegistry {
   static constexpr uint64_t kPaysOffAfter = 4;
   // Registrations kept; beyond, the least recently used goes.
   static constexpr size_t kMaxRegistrations = 64;
+  static constexpr uint64_t kSweepEvery = 256;
 
   using Registrations = std::map<uintptr_t, Registration>;  // by buffer start
   bool held(Registrations::iterator r);
   Registrations::iterator release(Registrations::iterator r);
   void release_overlapping_locked(uintptr_t start, size_t bytes);
+  void sweep();
   Sighting& sighting(uintptr_t start, size_t bytes);
   void enroll(const Transport& t, uintptr_t start, size_t bytes, Sighting& s, hcomm_mem_desc_t* out);
 

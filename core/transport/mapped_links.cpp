@@ -177,7 +177,9 @@ void MappedLinks::write(int peer, uint64_t address, const void* local, size_t by
 
 void MappedLinks::describe(const void* ptr, size_t bytes, hcomm_mem_desc_t* out) {
   device::MemoryRegistry::instance().describe(ptr, &transport_, out);
-  if (out->bytes == 0 && auto_register_from_ && bytes >= auto_register_from_)
+  // Algorithms read peers' buffers only where ranks can also copy them by
+  // address (HCOMM_VIEW_PEER_BUFFERS); elsewhere a registration is no use.
+  if (out->bytes == 0 && peer_buffers_ && auto_register_from_ && bytes >= auto_register_from_)
     AutoRegistry::instance().describe(transport_, ptr, bytes, out);
 }
 
