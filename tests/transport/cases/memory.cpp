@@ -1,7 +1,9 @@
 // Mapped memory (ABI 1.1, skipped without it): regions from mem_alloc and
 // registered buffers mapped and written by every peer, copies by address,
-// the errors of bad descriptions and addresses, and what a dead peer leaves.
+// the errors of bad descriptions and addresses, whether a registration still
+// holds its memory (ABI 1.8), and what a dead peer leaves.
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -94,6 +96,45 @@ void check_registered_mapping(const RankSlot& owner_slot, int owner, const uint8
     TCHECK_FAIL("the mapping of rank %d's registered buffer does not show its contents", owner);
 }
 
+// ABI 1.8 mem_held, where offered: the region and the registration hold
+// their memory; a buffer registered, unmapped and mapped anew at the same
+// address does not, and releasing that registration leaves the new memory
+// as it is.
+void check_held(RankTransport& s, const OwnMemory& own) {
+  const hcomm_transport_v1_t& api = s.api();
+  if (!HCOMM_IFACE_HAS(&api, mem_held)) return;
+  s.phase("memory: mem_held");
+  auto held = [&](void* handle, const char* what) {
+    int h = -1;
+    const hcomm_result_t rc = api.mem_held(handle, &h);
+    if (rc == HCOMM_ERR_UNSUPPORTED) return -1;
+    if (rc != HCOMM_SUCCESS || (h != 0 && h != 1))
+      TCHECK_FAIL("mem_held of %s returned %s with held %d", what, result_name(rc).c_str(), h);
+    return h;
+  };
+  if (held(own.region_handle, "the region") == 0) TCHECK_FAIL("mem_held: the region is not held");
+  if (held(own.buffer_handle, "the registration") == 0) TCHECK_FAIL("mem_held: the registration is not held");
+  const size_t bytes = 4 * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* at = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (at == MAP_FAILED) TCHECK_FAIL("mmap of %zu bytes failed", bytes);
+  void* handle = nullptr;
+  hcomm_mem_desc_t desc{};
+  s.require("mem_register of a mapped buffer", [&] { return api.mem_register(s.context(), at, bytes, &handle, &desc); });
+  const int before = held(handle, "a fresh registration");
+  ::munmap(at, bytes);
+  void* again = ::mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (again != at) TCHECK_FAIL("mapping %zu bytes again at %p failed", bytes, at);
+  std::memset(at, 0x6B, bytes);
+  if (desc.bytes && before == 0) TCHECK_FAIL("mem_held: a fresh registration is not held");
+  if (desc.bytes && before == 1 && held(handle, "a registration whose memory was unmapped") != 0)
+    TCHECK_FAIL("mem_held: a registration whose memory was unmapped and mapped anew is still held");
+  s.require("mem_release of a registration whose memory was unmapped", [&] { return api.mem_release(handle); });
+  for (size_t i = 0; i < bytes; ++i)
+    if (static_cast<const uint8_t*>(at)[i] != 0x6B)
+      TCHECK_FAIL("mem_release of a registration whose memory was unmapped changed the new memory there");
+  ::munmap(at, bytes);
+}
+
 }  // namespace
 
 // Every rank maps every peer's region and registered buffer, checks what it
@@ -159,6 +200,7 @@ void run_memory(RankContext& ctx) {
   expect_error(s, "mem_map of a made-up description",
                [&] { return api.mem_map(s.context(), &garbage, &ignored, &ignored_mapping); });
 
+  check_held(s, own);
   s.phase("memory: releasing");
   s.require("mem_release of the registration", [&] { return api.mem_release(own.buffer_handle); });
   std::string wrong = Payload(me, me, kRegisteredId, kRegisteredBytes).mismatch(own.buffer);
