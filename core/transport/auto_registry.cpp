@@ -1,5 +1,8 @@
 #include "core/transport/auto_registry.hpp"
 
+#include <link.h>
+
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -19,6 +22,23 @@ uint64_t pinned_kb() {
   while (std::getline(status, line))
     if (line.rfind("VmPin:", 0) == 0) return std::stoull(line.substr(6));
   return 0;
+}
+
+// Why this process's pages must not move, or nullptr. RDMA registrations
+// count in VmPin; the CUDA driver pins host memory (cudaHostRegister)
+// without counting it there or marking the mapping, so its presence is
+// reason enough.
+const char* pages_held_by_devices() {
+  if (pinned_kb()) return "this process has memory pinned for devices (VmPin)";
+  bool cuda = false;
+  ::dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* found) {
+        const char* name = std::strrchr(info->dlpi_name, '/');
+        if (std::strncmp(name ? name + 1 : info->dlpi_name, "libcuda.so", 10) == 0) *static_cast<bool*>(found) = true;
+        return 0;
+      },
+      &cuda);
+  return cuda ? "the CUDA driver is loaded, which may pin host memory unseen" : nullptr;
 }
 
 }  // namespace
@@ -90,11 +110,10 @@ AutoRegistry::Sighting& AutoRegistry::sighting(uintptr_t start, size_t bytes) {
 }
 
 void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, Sighting& s, hcomm_mem_desc_t* out) {
-  if (const uint64_t kb = pinned_kb()) {
+  if (const char* why = pages_held_by_devices()) {
     s.refused = true;
-    HCOMM_INFO(EXEC, "the buffer at %p (%zu bytes) is not registered automatically: this process has %llu kB "
-               "pinned (VmPin) for devices, whose pages must not move", reinterpret_cast<void*>(start), bytes,
-               static_cast<unsigned long long>(kb));
+    HCOMM_INFO(EXEC, "the buffer at %p (%zu bytes) is not registered automatically: %s, and pages a device "
+               "writes must not move", reinterpret_cast<void*>(start), bytes, why);
     return;
   }
   // A registration of part of this range goes: the new one moves whole pages.

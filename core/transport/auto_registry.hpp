@@ -6,7 +6,8 @@
 // caller may have freed the buffer and got new memory at the same address)
 // and registers it anew when not. A range whose registration did not last a
 // few calls is not tried again, and nothing is registered while the process
-// has pinned memory (VmPin: RDMA registrations), whose pages must not move.
+// has pinned memory (VmPin: RDMA registrations) or has the CUDA driver loaded
+// (cudaHostRegister pins pages unseen): pages a device writes must not move.
 // Registrations of freed buffers are dropped before each new one and every
 // kSweepEvery calls (their files would keep the memory), and at most
 // kMaxRegistrations are kept.
