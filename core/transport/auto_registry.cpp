@@ -64,19 +64,14 @@ void AutoRegistry::describe(const Transport& t, const void* ptr, size_t bytes, h
         *out = r->second.desc;
         return;
       }
-      // Freed and allocated anew: peers must not read the old pages.
       if (unsupported_) return;
-      HCOMM_DEBUG(EXEC, "the buffer at %p (%zu bytes) registered automatically was freed after %llu calls",
-                  reinterpret_cast<void*>(r->first), r->second.bytes,
-                  static_cast<unsigned long long>(r->second.uses));
-      if (r->second.uses < kPaysOffAfter) sighting(r->first, r->second.bytes).refused = true;
-      release(r);
+      forget(r);
     }
   }
   Sighting& s = sighting(start, bytes);
   const bool again = s.last != 0;
   s.last = clock_;
-  if (again && !s.refused) enroll(t, start, bytes, s, out);
+  if (again && !s.refused) enroll(t, start, bytes, out);
 }
 
 bool AutoRegistry::held(Registrations::iterator r) {
@@ -109,14 +104,15 @@ AutoRegistry::Sighting& AutoRegistry::sighting(uintptr_t start, size_t bytes) {
   return *oldest;
 }
 
-void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, Sighting& s, hcomm_mem_desc_t* out) {
+void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, hcomm_mem_desc_t* out) {
   if (const char* why = pages_held_by_devices()) {
-    s.refused = true;
+    sighting(start, bytes).refused = true;
     HCOMM_INFO(EXEC, "the buffer at %p (%zu bytes) is not registered automatically: %s, and pages a device "
                "writes must not move", reinterpret_cast<void*>(start), bytes, why);
     return;
   }
-  // A registration of part of this range goes: the new one moves whole pages.
+  // Freed buffers' registrations go, and any of part of this range (the new
+  // one moves whole pages).
   sweep();
   release_overlapping_locked(start, bytes);
   if (registrations_.size() >= kMaxRegistrations) {
@@ -129,7 +125,7 @@ void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, Sig
   const hcomm_result_t rc = t.iface().mem_register(t.ctx(), reinterpret_cast<void*>(start), bytes, &fresh.handle,
                                                    &fresh.desc);
   if (rc != HCOMM_SUCCESS || fresh.desc.bytes == 0) {
-    s.refused = true;
+    sighting(start, bytes).refused = true;
     if (rc == HCOMM_SUCCESS) t.iface().mem_release(fresh.handle);
     HCOMM_DEBUG(EXEC, "the buffer at %p (%zu bytes) cannot be registered automatically (%s)",
                 reinterpret_cast<void*>(start), bytes,
@@ -141,9 +137,18 @@ void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, Sig
   *out = registrations_.emplace(start, fresh).first->second.desc;
 }
 
-// Registrations of buffers freed since go: their files would keep the memory.
+// A buffer freed (and maybe allocated anew): peers must not read its old
+// pages, and its file would keep the memory. A registration that did not
+// last kPaysOffAfter calls was a waste, and its range is not tried again.
+AutoRegistry::Registrations::iterator AutoRegistry::forget(Registrations::iterator r) {
+  HCOMM_DEBUG(EXEC, "the buffer at %p (%zu bytes) registered automatically was freed after %llu calls",
+              reinterpret_cast<void*>(r->first), r->second.bytes, static_cast<unsigned long long>(r->second.uses));
+  if (r->second.uses < kPaysOffAfter) sighting(r->first, r->second.bytes).refused = true;
+  return release(r);
+}
+
 void AutoRegistry::sweep() {
-  for (auto r = registrations_.begin(); r != registrations_.end();) r = held(r) ? std::next(r) : release(r);
+  for (auto r = registrations_.begin(); r != registrations_.end();) r = held(r) ? std::next(r) : forget(r);
 }
 
 void AutoRegistry::release_overlapping(const void* ptr, size_t bytes) {

@@ -59,10 +59,11 @@ class AutoRegistry {
   using Registrations = std::map<uintptr_t, Registration>;  // by buffer start
   bool held(Registrations::iterator r);
   Registrations::iterator release(Registrations::iterator r);
+  Registrations::iterator forget(Registrations::iterator r);
   void release_overlapping_locked(uintptr_t start, size_t bytes);
   void sweep();
   Sighting& sighting(uintptr_t start, size_t bytes);
-  void enroll(const Transport& t, uintptr_t start, size_t bytes, Sighting& s, hcomm_mem_desc_t* out);
+  void enroll(const Transport& t, uintptr_t start, size_t bytes, hcomm_mem_desc_t* out);
 
   std::mutex mutex_;
   Registrations registrations_;
