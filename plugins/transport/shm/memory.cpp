@@ -233,7 +233,11 @@ bool Region::held() const {
   return n == static_cast<ssize_t>(link_.size()) && link_.compare(0, link_.size(), link, n) == 0;
 }
 
-bool Region::can_tell_held() { return ::access("/proc/self/map_files", R_OK) == 0; }
+// Asked on every call that uses an automatic registration: looked up once.
+bool Region::can_tell_held() {
+  static const bool can = ::access("/proc/self/map_files", R_OK) == 0;
+  return can;
+}
 
 // Private anonymous memory with the same contents goes back under the
 // registered pages, unless they are no longer this region's (the caller freed

@@ -1,5 +1,5 @@
 // Memory other processes of this host map (the mapped-memory functions of
-// ABI 1.1). Every region is a memfd: it has no name, so nothing can be left
+// ABI 1.1). Every region is a memfd: it has no path, so nothing can be left
 // in /dev/shm whatever happens to the process, and the kernel frees it once
 // the last descriptor and mapping are gone. A peer maps a region by opening
 // the owner's descriptor through /proc/<pid>/fd/<fd> (the same permission as
