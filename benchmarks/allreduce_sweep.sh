@@ -6,9 +6,11 @@
 # kind in BUFFERS (hcomm-perf --buffers; "malloc register" runs both the
 # copy by address and the zero-copy path); tcp maps nothing, so malloc only.
 # INPUTS=fresh writes the input before each call (hcomm-perf --fresh-inputs).
+# Short calls are timed for about MIN_TIME ms per contender and size
+# (hcomm-perf --min-time), at least ITERS times.
 #
 #   benchmarks/allreduce_sweep.sh [BUILD]
-#   (environment: WARMUP (3), ITERS (10), ROUNDS (1), BUFFERS (malloc), INPUTS (reused))
+#   (environment: WARMUP (3), ITERS (10), MIN_TIME (20), ROUNDS (1), BUFFERS (malloc), INPUTS (reused))
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -20,7 +22,7 @@ for n in 2 4; do
   for t in shm tcp; do
     [ "$t" = shm ] && runs=("${kinds[@]}") || runs=(malloc)
     for b in "${runs[@]}"; do
-      args=(-c allreduce -b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --sweep-algos --rounds "${ROUNDS:-1}")
+      args=(-c allreduce -b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --min-time "${MIN_TIME:-20}" --sweep-algos --rounds "${ROUNDS:-1}")
       [ "$b" = malloc ] || args+=(--buffers "$b")
       [ "${INPUTS:-reused}" = fresh ] && args+=(--fresh-inputs)
       echo

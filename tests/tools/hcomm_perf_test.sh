@@ -102,6 +102,21 @@ case_json() {
   grep -qF '"collective": "allreduce", "dtype": "int64", "op": "sum", "root": null, "ranks": 2' "$WORK/rows.json" ||
     fail "JSON fields: $json"
   [[ $json == \[*\] ]] || fail "not a JSON array: $json"
+  [ "$(grep -c '"iterations": 1,' "$WORK/rows.json")" -eq 4 ] || fail "JSON iterations (-n 1): $json"
+}
+
+# --min-time: short calls are timed more often than -n, up to the cap, and
+# never less often.
+case_min_time() {
+  perf 2 -c allreduce -b 8 -e 2M -f 512 -w 2 -n 3 --min-time 40 --json "$WORK/rows.json"
+  expect_rc 0
+  expect_rows 3
+  head -1 "$WORK/out" | grep -qF "iterations 3 or as many as take about 40 ms" || fail "the header does not say --min-time"
+  local iterations
+  iterations=$(grep -o '"iterations": [0-9]*' "$WORK/rows.json" | awk '{print $2}' | tr '\n' ' ')
+  read -r small middle large <<<"$iterations"
+  [ "$small" -gt 3 ] && [ "$small" -le 100000 ] || fail "8 B calls timed $small times ($iterations)"
+  [ "$middle" -ge 3 ] && [ "$large" -ge 3 ] && [ "$small" -ge "$large" ] || fail "iterations per size: $iterations"
 }
 
 # --algo forces an algorithm at every size it serves; the last column names

@@ -172,6 +172,14 @@ TEST(PerfOptions, AlgorithmChoiceAndCalibration) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;
 }
 
+TEST(PerfOptions, MinTime) {
+  EXPECT_EQ(parse({}).min_time_ms, 0);
+  EXPECT_EQ(parse({"--min-time", "25"}).min_time_ms, 25);
+  EXPECT_EQ(usage_error({"--min-time", "20", "-w", "0"}),
+            "--min-time sets the iterations from the warm-up's calls: it needs -w 1 or more");
+  EXPECT_EQ(usage_error({"--min-time", "-1"}).rfind("--min-time '-1': ", 0), 0u);
+}
+
 TEST(PerfOptions, AlgorithmOptionsThatDoNotCombine) {
   EXPECT_EQ(usage_error({"--algo"}), "--algo needs a value");
   EXPECT_EQ(usage_error({"--algo="}), "--algo needs an algorithm name");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -16,6 +17,12 @@ constexpr size_t kAlignment = 64;
 constexpr size_t kPage = 4096;  // registration shares whole pages
 
 size_t round_up(size_t bytes, size_t to) { return std::max(to, (bytes + to - 1) / to * to); }
+
+// The middle element (the upper one of an even count); reorders `times`.
+double median(std::vector<double>& times) {
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
 
 std::vector<SweepPoint> sweep_for(const Options& options, const Collective& collective) {
   if (!collective.uses_data()) return {{0, 0}};
@@ -86,7 +93,7 @@ Benchmark::Benchmark(const Options& options, const Collective& collective, const
       input_(largest_.input * elem_size_, options.buffers, comm.get()),
       recv_(largest_.buffer * elem_size_, options.buffers, comm.get()),
       expected_(largest_.result * elem_size_) {
-  call_s_.reserve(static_cast<size_t>(options.iters));
+  call_s_.reserve(static_cast<size_t>(options.min_time_ms ? std::max(options.iters, kMaxTimedIterations) : options.iters));
 }
 
 Row Benchmark::measure(const SweepPoint& point, const std::string& algorithm) {
@@ -107,33 +114,48 @@ Row Benchmark::measure_point(const SweepPoint& point, const std::string& algorit
   check(hcomm_barrier(comm_.get(), nullptr), "hcomm_barrier");
 
   uint64_t wrong = 0;
-  call_s_.clear();
-  for (int i = 0; i < options_.warmup + options_.iters; ++i) {
+  const auto call = [&](int iteration) {
     double call_s = 0;
     const Mismatch mismatch = iterate(point, call_s);
-    if (i >= options_.warmup) call_s_.push_back(call_s);  // the warm-up is checked, not timed
-    if (mismatch.wrong > 0 && wrong == 0) report_wrong(point, i, mismatch);
+    if (mismatch.wrong > 0 && wrong == 0) report_wrong(point, iteration, mismatch);
     wrong += mismatch.wrong;
-  }
+    return call_s;
+  };
+  call_s_.clear();
+  for (int i = 0; i < options_.warmup; ++i) call_s_.push_back(call(i));  // checked, and timed only to size the run
+  const int iters = timed_iterations();
+  call_s_.clear();
+  for (int i = 0; i < iters; ++i) call_s_.push_back(call(options_.warmup + i));
 
   if (!algorithm.empty()) force(comm_, coll_, "");
 
   double times_us[2] = {0, 0};  // average, median
   for (double t : call_s_) times_us[0] += t;
   times_us[0] *= 1e6 / static_cast<double>(call_s_.size());
-  std::nth_element(call_s_.begin(), call_s_.begin() + call_s_.size() / 2, call_s_.end());
-  times_us[1] = call_s_[call_s_.size() / 2] * 1e6;
+  times_us[1] = median(call_s_) * 1e6;
   double slowest_us[2];
   check(hcomm_allreduce(times_us, slowest_us, 2, HCOMM_FLOAT64, HCOMM_MAX, comm_.get(), nullptr),
         "hcomm_allreduce (of the times)");
   Row row{.bytes = point.bytes, .count = point.count, .time_us = slowest_us[0], .median_us = slowest_us[1],
-          .algorithm = used};
+          .iterations = iters, .algorithm = used};
   check(hcomm_allreduce(&wrong, &row.wrong, 1, HCOMM_UINT64, HCOMM_SUM, comm_.get(), nullptr),
         "hcomm_allreduce (of the wrong-element counts)");
   const size_t moved = collective_.bytes_moved(point.count, elem_size_, comm_.size());
   row.algbw_gbps = row.time_us > 0 ? static_cast<double>(moved) / (row.time_us * 1e3) : 0;
   row.busbw_gbps = row.algbw_gbps * collective_.bus_factor(comm_.size());
   return row;
+}
+
+// -n, or with --min-time as many as fill that time at the warm-up's median
+// call (the slowest rank's, so that every rank makes as many calls).
+int Benchmark::timed_iterations() {
+  if (options_.min_time_ms == 0) return options_.iters;
+  const double local_s = median(call_s_);
+  double slowest_s = 0;
+  check(hcomm_allreduce(&local_s, &slowest_s, 1, HCOMM_FLOAT64, HCOMM_MAX, comm_.get(), nullptr),
+        "hcomm_allreduce (of the warm-up's median call)");
+  const double fill = slowest_s > 0 ? std::ceil(options_.min_time_ms * 1e-3 / slowest_s) : kMaxTimedIterations;
+  return static_cast<int>(std::clamp<double>(fill, options_.iters, std::max(options_.iters, kMaxTimedIterations)));
 }
 
 // With checking, the result starts as the complement of the expected

@@ -25,6 +25,7 @@ struct Row {
   double algbw_gbps;
   double busbw_gbps;
   uint64_t wrong;         // wrong elements, summed over ranks and iterations
+  int iterations;         // timed ones: -n, or more with --min-time
   std::string algorithm;  // the one the library used (hcomm_comm_query_algorithm)
 };
 
@@ -45,6 +46,9 @@ class Buffer {
   void* handle_ = nullptr;  // of the registration
 };
 
+// --min-time's most timed iterations per size.
+inline constexpr int kMaxTimedIterations = 100000;
+
 class Benchmark {
  public:
   Benchmark(const Options& options, const Collective& collective, const Communicator& comm);
@@ -57,6 +61,7 @@ class Benchmark {
 
  private:
   Row measure_point(const SweepPoint& point, const std::string& algorithm);
+  int timed_iterations();
   // Runs one call of the collective, returns what was wrong in its result on
   // this rank and sets elapsed_s to the call's time.
   Mismatch iterate(const SweepPoint& point, double& elapsed_s);

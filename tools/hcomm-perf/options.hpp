@@ -82,6 +82,7 @@ struct Options {
   int root = 0;
   int warmup = 5;
   int iters = 20;
+  int min_time_ms = 0;  // more timed iterations than `iters` where calls are short: about this long in all
   int settle_ms = 200;  // small calls before the sweep, so that the ranks start it settled on their cores
   bool inplace = false;
   bool check = true;
@@ -183,7 +184,7 @@ inline std::string non_empty(std::string_view text, std::string_view option, con
   return std::string(text);
 }
 
-inline constexpr std::array<OptionSpec, 23> kOptionSpecs = {{
+inline constexpr std::array<OptionSpec, 24> kOptionSpecs = {{
     {'c', "collective", true, [](Options& o, std::string_view v, std::string_view) { o.collective = v; }},
     {'b', "minbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.min_bytes = parse_size(v, n); }},
     {'e', "maxbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.max_bytes = parse_size(v, n); }},
@@ -200,6 +201,8 @@ inline constexpr std::array<OptionSpec, 23> kOptionSpecs = {{
      [](Options& o, std::string_view v, std::string_view n) { o.warmup = parse_int(v, n, 0, kMaxCount); }},
     {'n', "iters", true,
      [](Options& o, std::string_view v, std::string_view n) { o.iters = parse_int(v, n, 1, kMaxCount); }},
+    {0, "min-time", true,
+     [](Options& o, std::string_view v, std::string_view n) { o.min_time_ms = parse_int(v, n, 0, 600000); }},
     {0, "settle", true,
      [](Options& o, std::string_view v, std::string_view n) { o.settle_ms = parse_int(v, n, 0, 600000); }},
     {0, "json", true, [](Options& o, std::string_view v, std::string_view) { o.json_path = v; }},
@@ -262,6 +265,8 @@ inline Options parse_options(std::span<const std::string_view> args, std::span<c
     throw UsageError("--sweep-algos forces every algorithm in turn: it does not combine with --algo");
   if (options.sweep_algorithms && !options.json_path.empty())
     throw UsageError("--json writes one algorithm per size: it does not combine with --sweep-algos");
+  if (options.min_time_ms > 0 && options.warmup == 0)
+    throw UsageError("--min-time sets the iterations from the warm-up's calls: it needs -w 1 or more");
   if (options.rounds > 1 && !options.sweep_algorithms)
     throw UsageError("--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos");
   if (options.min_bytes > options.max_bytes)
@@ -282,6 +287,10 @@ inline std::string usage_text(std::span<const std::string_view> collectives) {
          "  -r, --root R             root rank of rooted collectives (default 0)\n"
          "  -w, --warmup N           untimed iterations per size (default 5)\n"
          "  -n, --iters N            timed iterations per size (default 20)\n"
+         "      --min-time MS        more timed iterations where calls are short, about MS\n"
+         "                           milliseconds of calls per size (at least -n, at most\n"
+         "                           100000; the warm-up's median call sets the number; needs\n"
+         "                           -w 1 or more; default 0: -n at every size)\n"
          "      --settle MS          small calls for MS milliseconds before the sweep (default 200;\n"
          "                           0: none): ranks started on one core have moved apart by then\n"
          "      --inplace            receive into the send buffer\n"

@@ -54,6 +54,8 @@ std::string run_description(const Options& options, const Collective& collective
   if (!options.algorithm.empty()) run += ", algorithm " + options.algorithm + " forced";
   run += "; settled " + std::to_string(options.settle_ms) + " ms; warm-up " + std::to_string(options.warmup) +
          ", iterations " + std::to_string(options.iters);
+  if (options.min_time_ms > 0)
+    run += " or as many as take about " + std::to_string(options.min_time_ms) + " ms at the warm-up's median call";
   if (columns.checked) run += ", every element checked";
   return run;
 }
@@ -95,13 +97,13 @@ void Report::write_json() const {
     std::fprintf(f,
                  "%s\n  {\"collective\": \"%s\", \"dtype\": %s, \"op\": %s, \"root\": %s, \"ranks\": %d, "
                  "\"inplace\": %s, \"blocking\": %s, \"buffers\": \"%s\", \"fresh_inputs\": %s, "
-                 "\"size_bytes\": %zu, \"count\": %zu, \"time_us\": %.3f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, "
+                 "\"size_bytes\": %zu, \"count\": %zu, \"iterations\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, "
                  "\"wrong\": %s, \"algorithm\": \"%s\", \"forced\": %s}",
                  i == 0 ? "" : ",", std::string(collective_.name).c_str(), json_string_or_null(columns_.dtype).c_str(),
                  json_string_or_null(columns_.op).c_str(), collective_.uses_root ? columns_.root.c_str() : "null",
                  nranks_, options_.inplace ? "true" : "false", options_.blocking ? "true" : "false",
                  std::string(buffers_info(options_.buffers).name).c_str(), options_.fresh_inputs ? "true" : "false",
-                 row.bytes, row.count, row.time_us, row.algbw_gbps, row.busbw_gbps,
+                 row.bytes, row.count, row.iterations, row.time_us, row.algbw_gbps, row.busbw_gbps,
                  columns_.checked ? std::to_string(row.wrong).c_str() : "null", row.algorithm.c_str(),
                  json_string_or_null(options_.algorithm.empty() ? kNone : options_.algorithm).c_str());
   }
