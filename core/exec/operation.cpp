@@ -279,32 +279,65 @@ std::string Operation::context(size_t step) const {
                 step, step_verb(s.kind), s.peer);
 }
 
-// Schedule::in_order: each step's chunks in turn, up to a WAIT whose flag is
-// not raised yet, where the next advance resumes.
+// Schedule::in_order: each step's chunks in turn (a chain's chunk by chunk),
+// up to a WAIT whose flag is not raised yet, where the next advance resumes.
 bool Operation::advance_in_order() {
   RunState& st = *state_;
   const uint32_t n = static_cast<uint32_t>(steps_.size());
-  for (; st.cursor < n; ++st.cursor) {
-    const uint32_t step = st.cursor;
-    const hcomm_step_t& s = steps_[step];
-    RunState::Step& ss = st.steps[step];
-    try {
-      for (; ss.completed < s.nchunks; ++ss.completed, ++events_) {
-        uint64_t off, bytes;
-        Schedule::chunk_range(s, schedule_->args.dtype_size, ss.completed, &off, &bytes);
-        if (s.kind == HCOMM_STEP_WAIT) {
-          if (!try_wait(s, step, ss.completed)) return false;
-        } else {
-          run_mapped(s, step, ss.completed, off, bytes);
-          compute(s, step, ss.completed, off, bytes);
-        }
-      }
-    } catch (const Error& e) {
-      throw Error(e.code(), context(step) + " failed: " + e.what());
-    }
-    --st.remaining;
+  while (st.cursor < n) {
+    const uint32_t first = st.cursor, end = schedule_->chain_end[first];
+    if (!(end > first + 1 ? run_chain(first, end) : run_step(first))) return false;
+    st.cursor = end;
   }
   if (mapped_.running()) mapped_.end();
+  return true;
+}
+
+// The chunks of one step not yet done; false at a WAIT not yet raised.
+bool Operation::run_step(uint32_t step) {
+  const hcomm_step_t& s = steps_[step];
+  RunState::Step& ss = state_->steps[step];
+  try {
+    for (; ss.completed < s.nchunks; ++ss.completed, ++events_) {
+      uint64_t off, bytes;
+      Schedule::chunk_range(s, schedule_->args.dtype_size, ss.completed, &off, &bytes);
+      if (s.kind == HCOMM_STEP_WAIT) {
+        if (!try_wait(s, step, ss.completed)) return false;
+      } else {
+        run_mapped(s, step, ss.completed, off, bytes);
+        compute(s, step, ss.completed, off, bytes);
+      }
+    }
+  } catch (const Error& e) {
+    throw Error(e.code(), context(step) + " failed: " + e.what());
+  }
+  --state_->remaining;
+  return true;
+}
+
+// Steps [first, end), a chain (Schedule::chain_end): its WAITs, then its data
+// steps chunk by chunk; false at a WAIT not yet raised.
+bool Operation::run_chain(uint32_t first, uint32_t end) {
+  for (uint32_t step = first; step < end; ++step)
+    if (steps_[step].kind == HCOMM_STEP_WAIT && state_->steps[step].completed == 0 && !run_step(step)) return false;
+  const uint32_t nchunks = steps_[first].nchunks;
+  for (uint32_t chunk = 0; chunk < nchunks; ++chunk)
+    for (uint32_t step = first; step < end; ++step) {
+      const hcomm_step_t& s = steps_[step];
+      if (s.kind == HCOMM_STEP_WAIT) continue;
+      uint64_t off, bytes;
+      Schedule::chunk_range(s, schedule_->args.dtype_size, chunk, &off, &bytes);
+      try {
+        run_mapped(s, step, chunk, off, bytes);
+        compute(s, step, chunk, off, bytes);
+      } catch (const Error& e) {
+        throw Error(e.code(), context(step) + " failed: " + e.what());
+      }
+      ++state_->steps[step].completed;
+      ++events_;
+    }
+  for (uint32_t step = first; step < end; ++step)
+    if (steps_[step].kind != HCOMM_STEP_WAIT) --state_->remaining;
   return true;
 }
 

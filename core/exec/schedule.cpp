@@ -14,6 +14,45 @@ namespace {
 
 bool is_mapped(uint32_t kind) { return kind >= HCOMM_STEP_LOAD && kind <= HCOMM_STEP_WAIT; }
 
+bool is_data(uint32_t kind) {
+  return kind == HCOMM_STEP_REDUCE || kind == HCOMM_STEP_COPY || kind == HCOMM_STEP_LOAD ||
+         kind == HCOMM_STEP_LOAD_REDUCE || kind == HCOMM_STEP_STORE;
+}
+
+// Schedule::chain_end. A chain starts at a data step of several chunks and
+// takes each later step that is either a WAIT of one chunk that depends on
+// nothing in the chain (it is run before the chain's data), or a data step
+// of as many chunks that depends chunkwise on the chain's last data step and
+// otherwise only on the chain's WAITs and on steps before the chain.
+std::vector<uint32_t> chain_ends(const std::vector<hcomm_step_t>& steps) {
+  const uint32_t n = static_cast<uint32_t>(steps.size());
+  std::vector<uint32_t> end(n);
+  for (uint32_t first = 0; first < n; ++first) {
+    end[first] = first + 1;
+    const hcomm_step_t& head = steps[first];
+    if (!is_data(head.kind) || head.nchunks < 2) continue;
+    uint32_t last_data = first, data_steps = 1, k = first + 1;
+    for (; k < n; ++k) {
+      const hcomm_step_t& s = steps[k];
+      bool linked = false, fits = true;
+      for (uint32_t d = 0; d < s.ndeps && fits; ++d) {
+        const uint32_t dep = static_cast<uint32_t>(s.deps[d]);
+        const bool whole = s.whole_deps & (1u << d);
+        if (dep < first) continue;
+        if (s.kind == HCOMM_STEP_WAIT || (whole && steps[dep].kind != HCOMM_STEP_WAIT)) fits = false;
+        linked |= !whole && dep == last_data;
+      }
+      if (!fits) break;
+      if (s.kind == HCOMM_STEP_WAIT && s.nchunks == 1) continue;
+      if (!is_data(s.kind) || s.nchunks != head.nchunks || !linked) break;
+      last_data = k;
+      ++data_steps;
+    }
+    if (data_steps > 1) end[first] = last_data + 1;
+  }
+  return end;
+}
+
 // Schedules with more waits run through the general executor.
 constexpr size_t kMaxInOrderWaits = 1024;
 
@@ -105,6 +144,7 @@ void derive(Schedule& s) {
     s.dependents_begin[i + 1] = static_cast<uint32_t>(s.dependents.size());
   }
   s.in_order = runs_in_order(s);
+  s.chain_end = chain_ends(s.steps);
 }
 
 }  // namespace

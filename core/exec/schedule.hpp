@@ -76,6 +76,14 @@ struct Schedule {
   // steps raise each signal as soon as the general executor would, without
   // its queues (the cost of a small call is mostly that bookkeeping).
   bool in_order = false;
+  // In order: steps [i, chain_end[i]) run chunk by chunk, each chunk through
+  // all of them before the next (their WAITs first), where i starts a chain
+  // of data steps with as many chunks, each combining or copying the chunk
+  // the step before it made (a chunkwise dependency), as reduce_from_all's
+  // steps do: a chunk then stays in cache from one step to the next, where
+  // step by step a result larger than the caches would go through memory
+  // once per step (4 ranks, 16 MiB slices). chain_end[i] == i + 1 elsewhere.
+  std::vector<uint32_t> chain_end;
   // A step loads a peer's SEND. The schedules that do are symmetric: the
   // peers load this rank's SEND too (MappedCall::begin may then offer it a
   // copy in the window, below window_base, or around the window bytes this

@@ -947,6 +947,49 @@ TEST(Schedule, InOrderWhereEverySignalFollowsTheWaitsBeforeIt) {
   }
 }
 
+// Data steps of several chunks, each combining the chunk the one before it
+// made, run chunk by chunk (Schedule::chain_end), with the WAITs among them
+// first, as reduce_from_all builds them; anything else ends the chain.
+TEST(Schedule, ChunkwiseChainsOfDataStepsRunChunkByChunk) {
+  const auto chunks = [](hcomm_step_t s, std::initializer_list<int32_t> chunkwise = {}) {
+    s.nchunks = 4;
+    for (int32_t d : chunkwise) s.deps[s.ndeps++] = d;
+    return s;
+  };
+  const auto ends = [](std::vector<hcomm_step_t> steps) {
+    Schedule s;
+    s.algorithm = "test";
+    s.args.dtype_size = 4;
+    s.steps = std::move(steps);
+    finalize_schedule(s, 64, 64);
+    return s.chain_end;
+  };
+  const hcomm_step_t load = mapped_step(HCOMM_STEP_LOAD_REDUCE, 1, 0, 64), wait = mapped_step(HCOMM_STEP_WAIT, 2, 0, 0);
+  hcomm_step_t second = chunks(load, {0}), third = chunks(load, {2});
+  second.peer = third.peer = 2;
+  wait_for(second, {1});
+  wait_for(third, {1});
+  hcomm_step_t signal = mapped_step(HCOMM_STEP_SIGNAL, 1, 0, 0);
+  wait_for(signal, {3});
+  using Ends = std::vector<uint32_t>;
+  EXPECT_EQ(ends({chunks(load), wait, second, third, signal}), (Ends{4, 2, 4, 4, 5}));
+  // A step of one chunk starts none.
+  hcomm_step_t single = second;
+  single.nchunks = 1, single.ndeps = 0, single.whole_deps = 0;
+  EXPECT_EQ(ends({load, wait, single}), (Ends{1, 2, 3}));
+  // A whole dependency on a data step of the chain, a WAIT that depends on
+  // one, or a step that does not depend chunkwise on the one before it.
+  hcomm_step_t whole = second;
+  wait_for(whole, {0});
+  EXPECT_EQ(ends({chunks(load), wait, whole}), (Ends{1, 2, 3}));
+  hcomm_step_t late_wait = wait;
+  wait_for(late_wait, {0});
+  EXPECT_EQ(ends({chunks(load), late_wait, second}), (Ends{1, 2, 3}));
+  EXPECT_EQ(ends({chunks(load), wait, chunks(load)}), (Ends{1, 2, 3}));
+  hcomm_step_t skips = chunks(load, {0});
+  EXPECT_EQ(ends({chunks(load), chunks(load, {0}), skips}), (Ends{2, 2, 3}));
+}
+
 TEST(Schedule, ChunksCoverTheStepExactly) {
   hcomm_step_t s = step(HCOMM_STEP_SEND, 4 * 1027);
   for (uint32_t n : {1u, 2u, 3u, 7u, 1027u}) {
