@@ -15,6 +15,9 @@ namespace {
 
 // Data copied by address lands here when it may not land in place.
 constexpr size_t kStagingBytes = 256 << 10;
+// A store into a peer's memory from this size on goes past this core's
+// caches (device::copy_past_caches): the peer reads it from memory.
+constexpr uint64_t kStoresPastCachesFrom = 4 << 10;
 // Mapped input read and evicted a block at a time, while its lines are near.
 constexpr uint64_t kEvictBlock = 64 << 10;
 
@@ -240,7 +243,9 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
   const Span s = remote(peer, dst, offset, bytes);
   for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, 1,
                 [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
-                  if (local)
+                  if (local && n >= kStoresPastCachesFrom)
+                    device::copy_past_caches(const_cast<uint8_t*>(local), src + at, n);
+                  else if (local)
                     device::copy(const_cast<uint8_t*>(local), src + at, n);
                   else
                     io_->write(peer, address, src + at, n);

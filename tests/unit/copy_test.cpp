@@ -1,7 +1,7 @@
-// Copies at every distance between the buffers (hcomm/plugin/copy.hpp), and
-// the shm transport's cross-memory copies, which bounce the short distances
-// through a buffer of their own: every byte checked, and the bytes around
-// the destination untouched. Evictions from the caches keep every byte.
+// Copies at every distance between the buffers (hcomm/plugin/copy.hpp, and
+// the device's copy past the caches), and the shm transport's cross-memory
+// copies, which bounce the short distances through a buffer of their own:
+// every byte checked, and the bytes around the destination untouched. Evictions from the caches keep every byte.
 #include "hcomm/plugin/copy.hpp"
 
 #include <sys/mman.h>
@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/device/copy.hpp"
 #include "core/device/evict.hpp"
 #include "gtest/gtest.h"
 #include "plugins/transport/shm/cma.hpp"
@@ -74,14 +75,14 @@ TEST(Copy, EveryDistanceAndTail) {
   for (size_t src_offset : {0, 16, 4000})
     for (size_t distance = 0; distance < 160; ++distance)
       for (size_t bytes : {0, 1, 15, 63, 64, 65, 127, 200, 4113})
-        for (auto copy : {copy_bytes, copy_blocks})
+        for (auto copy : {copy_bytes, copy_blocks, hcomm::device::copy_past_caches})
           check_copy(src_offset, (src_offset + distance) % kPageBytes, bytes, copy);
 }
 
 TEST(Copy, LargeCopiesAtShortAndOtherDistances) {
   for (size_t dst_offset : {0, 8, 16, 48, 64, 100})
     for (size_t bytes : {size_t{65536}, size_t{1} << 20 | 13})
-      for (auto copy : {copy_bytes, copy_blocks}) check_copy(0, dst_offset, bytes, copy);
+      for (auto copy : {copy_bytes, copy_blocks, hcomm::device::copy_past_caches}) check_copy(0, dst_offset, bytes, copy);
 }
 
 // process_vm_readv and process_vm_writev on this process itself: the kernel

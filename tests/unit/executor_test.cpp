@@ -675,6 +675,36 @@ TEST(ExecutorMapped, DirectAllreducesRunInOrderUnlessInPieces) {
         }
 }
 
+// Two ranks push their input's slice into each other's windows and their
+// result into each other's RECV from 256 KiB on, where a slice fits a window
+// (stores in place of loads, in order); every element right, in place too,
+// mapped or copied by address.
+TEST(ExecutorMapped, TwoRanksPushSlicesThatFitTheWindow) {
+  const uint64_t window = 1 << 20;
+  MappedJob job(2, window);
+  for (size_t count : {size_t{65535}, size_t{65536}, size_t{65536 + 7}, size_t{300001}})
+    for (bool in_place : {false, true})
+      for (uint64_t chunk : {uint64_t{100000}, uint64_t{512} * 1024})
+        for (auto [dtype, op] : {std::pair{HCOMM_FLOAT32, HCOMM_SUM}, std::pair{HCOMM_INT64, HCOMM_MAX},
+                                 std::pair{HCOMM_FLOAT16, HCOMM_AVG}})
+          job.check({.algorithm = "two_shot", .nranks = 2, .count = count, .dtype = dtype, .op = op,
+                     .in_place = in_place, .chunk_bytes = chunk});
+  for (int n : {2, 3})
+    for (size_t count : {size_t{65535}, size_t{65536}, size_t{2 * window / 4}, size_t{2 * window / 4 + 16}}) {
+      hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = n, .link = {1, 1e-4, 1e-5},
+                             .flags = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD,
+                             .window_bytes = window, .mapped = {1, 1e-4, 1e-5}};
+      algorithm::Selector sel(view, algorithm::parse_tune("allreduce:@two_shot"), algorithm::registry(), 1 << 20);
+      hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = count,
+                             .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+      const auto schedule = sel.build(args);
+      const bool stores = std::any_of(schedule->steps.begin(), schedule->steps.end(),
+                                      [](const hcomm_step_t& s) { return s.kind == HCOMM_STEP_STORE; });
+      EXPECT_EQ(stores, n == 2 && count >= 65536 && count <= 2 * window / 4) << n << " ranks, " << count << " floats";
+      EXPECT_TRUE(schedule->in_order) << n << " ranks, " << count << " floats";
+    }
+}
+
 // The selector's choice for small calls on one host: one_shot, except for
 // the rooted collectives on more ranks than cores (HCOMM_VIEW_OVERSUBSCRIBED),
 // where their ranks that run ahead would hold the CPUs the others need.
