@@ -85,17 +85,18 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   }
   calls.awaited = nullptr;
   window::Publication& p = io->header(me).published[call_ & 1];
-  auto expose = [&](window::Exposed& e, const void* ptr, uint64_t bytes) {
+  // A buffer no peer reaches is not described (nor registered automatically).
+  auto expose = [&](window::Exposed& e, const void* ptr, uint64_t bytes, bool reached) {
     e.address = reinterpret_cast<uintptr_t>(ptr);
     e.bytes = ptr ? bytes : 0;
     e.in_window = e.hole_lo = e.hole_hi = 0;
-    if (e.bytes)
+    if (e.bytes && reached)
       io->describe(ptr, bytes, &e.mapped);
     else
       e.mapped.bytes = 0;
   };
-  expose(p.send, buffers.send, schedule.send_bytes);
-  expose(p.recv, buffers.recv, schedule.recv_bytes);
+  expose(p.send, buffers.send, schedule.send_bytes, schedule.peers_read_send);
+  expose(p.recv, buffers.recv, schedule.recv_bytes, true);
   // A RECV peers map is read in place, as is one from kWindowCopiesBelow on
   // (by address); else peers read the window where the steps publish it, at
   // RECV's offsets, instead of copying it by address.

@@ -9,7 +9,7 @@
 // (whose pages still hold the old values); a child forked after the move
 // gets private pages, and its writes do not reach the parent; a buffer the
 // caller registers over an automatic registration; a malloc'd buffer of an
-// odd size. With `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0,
+// odd size; on 2 ranks, a SEND whose slices are pushed stays where it is. With `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0,
 // or with a library named like the CUDA driver preloaded.
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -110,8 +110,9 @@ void fork_child(Job& job, float* buffer, size_t count) {
 }
 
 void automatic(Job& job) {
-  // Whole pages, so that every byte moves.
-  const size_t count = (size_t{1} << 20) / sizeof(float) * 3 + 1024;
+  // Whole pages, so that every byte moves; slices larger than a window half
+  // (HCOMM_WINDOW_BYTES, 2 MiB), so that 2 ranks read each other's SEND.
+  const size_t count = (size_t{5} << 20) / sizeof(float) + 1024;
   float* send = map_floats(count);
   float* recv = map_floats(count);
   allreduce(job, send, recv, count, 1, "the first call on mapped buffers");
@@ -143,15 +144,28 @@ void automatic(Job& job) {
   ::munmap(recv, count * sizeof(float));
 
   // malloc'd, an odd size: the partial pages at the ends are read by address.
-  const size_t odd = (size_t{1} << 20) + 5;
+  const size_t odd = (size_t{5} << 18) + 5;
   std::vector<float> heap_send(odd), heap_recv(odd);
   for (int round = 12; round < 16; ++round)
     allreduce(job, heap_send.data(), heap_recv.data(), odd, round, "a call on malloc'd buffers of 1M+5 floats");
   job.expect(moved(heap_send.data() + odd / 2), "the malloc'd buffer did not move by its fourth call");
+
+  // 2 ranks push slices that fit a window half into each other's window and
+  // RECV: no peer reads SEND, which then stays where it is.
+  if (job.size == 2) {
+    const size_t pushed = (size_t{2} << 20) / sizeof(float);
+    float* in = map_floats(pushed);
+    float* out = map_floats(pushed);
+    for (int round = 16; round < 20; ++round) allreduce(job, in, out, pushed, round, "a call whose slices are pushed");
+    job.expect(!moved(in), "a SEND no peer reads moved");
+    job.expect(moved(out), "a RECV peers store into did not move");
+    ::munmap(in, pushed * sizeof(float));
+    ::munmap(out, pushed * sizeof(float));
+  }
 }
 
 void unmoved(Job& job) {
-  const size_t count = (size_t{1} << 20) / sizeof(float) * 3 + 1024;
+  const size_t count = (size_t{5} << 20) / sizeof(float) + 1024;
   float* send = map_floats(count);
   float* recv = map_floats(count);
   for (int round = 1; round < 5; ++round) allreduce(job, send, recv, count, round, "a call on buffers that stay");
