@@ -934,17 +934,20 @@ TEST(Schedule, SignalPayloadsAreChecked) {
   EXPECT_NO_THROW(finalize_schedule(s, 64, 64));
 }
 
+// A schedule of `steps` over 64-byte buffers, finalised.
+Schedule finalized(std::vector<hcomm_step_t> steps) {
+  Schedule s;
+  s.algorithm = "test";
+  s.args.dtype_size = 4;
+  s.steps = std::move(steps);
+  finalize_schedule(s, 64, 64);
+  return s;
+}
+
 // The steps may run in index order where every signal waits, through its
 // dependencies (or the signal before it of its pair), for every WAIT before it.
 TEST(Schedule, InOrderWhereEverySignalFollowsTheWaitsBeforeIt) {
-  auto in_order = [](std::vector<hcomm_step_t> steps) {
-    Schedule s;
-    s.algorithm = "test";
-    s.args.dtype_size = 4;
-    s.steps = std::move(steps);
-    finalize_schedule(s, 64, 64);
-    return s.in_order;
-  };
+  auto in_order = [](std::vector<hcomm_step_t> steps) { return finalized(std::move(steps)).in_order; };
   const hcomm_step_t signal = mapped_step(HCOMM_STEP_SIGNAL, 1, 0, 0), wait = mapped_step(HCOMM_STEP_WAIT, 1, 0, 0);
   hcomm_step_t after_wait = signal;
   wait_for(after_wait, {0});
@@ -986,14 +989,7 @@ TEST(Schedule, ChunkwiseChainsOfDataStepsRunChunkByChunk) {
     for (int32_t d : chunkwise) s.deps[s.ndeps++] = d;
     return s;
   };
-  const auto ends = [](std::vector<hcomm_step_t> steps) {
-    Schedule s;
-    s.algorithm = "test";
-    s.args.dtype_size = 4;
-    s.steps = std::move(steps);
-    finalize_schedule(s, 64, 64);
-    return s.chain_end;
-  };
+  const auto ends = [](std::vector<hcomm_step_t> steps) { return finalized(std::move(steps)).chain_end; };
   const hcomm_step_t load = mapped_step(HCOMM_STEP_LOAD_REDUCE, 1, 0, 64), wait = mapped_step(HCOMM_STEP_WAIT, 2, 0, 0);
   hcomm_step_t second = chunks(load, {0}), third = chunks(load, {2});
   second.peer = third.peer = 2;
