@@ -110,7 +110,7 @@ typedef enum hcomm_step_kind {
    * buffer means that rank's buffer in this same call. */
   HCOMM_STEP_LOAD = 5,        /* dst = the peer's src */
   HCOMM_STEP_LOAD_REDUCE = 6, /* dst = src op the peer's src2 */
-  HCOMM_STEP_STORE = 7,       /* the peer's dst = src */
+  HCOMM_STEP_STORE = 7,       /* the peer's dst = src (from 4 KiB past this core's caches: the peer reads memory) */
   HCOMM_STEP_SIGNAL = 8,      /* tells the peer this rank got here (flag `match`); ABI 1.3: with bytes, carries src */
   HCOMM_STEP_WAIT = 9         /* waits for the peer's SIGNAL with the same match; ABI 1.3: with bytes, into dst */
 } hcomm_step_kind_t;

@@ -6,8 +6,8 @@
 // buffers, are read from the peers' SEND and RECV instead, or on 2 ranks
 // pushed into the peer's window and RECV past the caches.
 #include <algorithm>
-#include <vector>
 #include <limits>
+#include <vector>
 
 #include "common/blocks.hpp"
 #include "direct.hpp"
