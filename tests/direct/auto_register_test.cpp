@@ -9,7 +9,7 @@
 // (whose pages still hold the old values); a child forked after the move
 // gets private pages, and its writes do not reach the parent; a buffer the
 // caller registers over an automatic registration; a malloc'd buffer of an
-// odd size; on 2 ranks, a SEND whose slices are pushed stays where it is. With `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0,
+// odd size; a SEND whose slices are pushed stays where it is. With `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0,
 // or with a library named like the CUDA driver preloaded.
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -111,7 +111,8 @@ void fork_child(Job& job, float* buffer, size_t count) {
 
 void automatic(Job& job) {
   // Whole pages, so that every byte moves; slices larger than a window half
-  // (HCOMM_WINDOW_BYTES, 2 MiB), so that 2 ranks read each other's SEND.
+  // (HCOMM_WINDOW_BYTES, 2 MiB) on 2 and 3 ranks, so that they read each
+  // other's SEND.
   const size_t count = (size_t{5} << 20) / sizeof(float) + 1024;
   float* send = map_floats(count);
   float* recv = map_floats(count);
@@ -150,18 +151,16 @@ void automatic(Job& job) {
     allreduce(job, heap_send.data(), heap_recv.data(), odd, round, "a call on malloc'd buffers of 1M+5 floats");
   job.expect(moved(heap_send.data() + odd / 2), "the malloc'd buffer did not move by its fourth call");
 
-  // 2 ranks push slices that fit a window half into each other's window and
+  // Slices that fit a window half are pushed into the peers' windows and
   // RECV: no peer reads SEND, which then stays where it is.
-  if (job.size == 2) {
-    const size_t pushed = (size_t{2} << 20) / sizeof(float);
-    float* in = map_floats(pushed);
-    float* out = map_floats(pushed);
-    for (int round = 16; round < 20; ++round) allreduce(job, in, out, pushed, round, "a call whose slices are pushed");
-    job.expect(!moved(in), "a SEND no peer reads moved");
-    job.expect(moved(out), "a RECV peers store into did not move");
-    ::munmap(in, pushed * sizeof(float));
-    ::munmap(out, pushed * sizeof(float));
-  }
+  const size_t pushed = (size_t{2} << 20) / sizeof(float);
+  float* in = map_floats(pushed);
+  float* out = map_floats(pushed);
+  for (int round = 16; round < 20; ++round) allreduce(job, in, out, pushed, round, "a call whose slices are pushed");
+  job.expect(!moved(in), "a SEND no peer reads moved");
+  job.expect(moved(out), "a RECV peers store into did not move");
+  ::munmap(in, pushed * sizeof(float));
+  ::munmap(out, pushed * sizeof(float));
 }
 
 void unmoved(Job& job) {

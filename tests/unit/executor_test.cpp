@@ -675,22 +675,25 @@ TEST(ExecutorMapped, DirectAllreducesRunInOrderUnlessInPieces) {
         }
 }
 
-// Two ranks push their input's slice into each other's windows and their
+// Ranks push their input's slices into each other's windows and their
 // result into each other's RECV from 256 KiB on, where a slice fits a window
 // (stores in place of loads, in order); every element right, in place too,
-// mapped or copied by address.
-TEST(ExecutorMapped, TwoRanksPushSlicesThatFitTheWindow) {
+// mapped or copied by address, on 2, 3 and 5 ranks.
+TEST(ExecutorMapped, RanksPushSlicesThatFitTheWindow) {
   const uint64_t window = 1 << 20;
-  MappedJob job(2, window);
-  for (size_t count : {size_t{65535}, size_t{65536}, size_t{65536 + 7}, size_t{300001}})
-    for (bool in_place : {false, true})
-      for (uint64_t chunk : {uint64_t{100000}, uint64_t{512} * 1024})
-        for (auto [dtype, op] : {std::pair{HCOMM_FLOAT32, HCOMM_SUM}, std::pair{HCOMM_INT64, HCOMM_MAX},
-                                 std::pair{HCOMM_FLOAT16, HCOMM_AVG}})
-          job.check({.algorithm = "two_shot", .nranks = 2, .count = count, .dtype = dtype, .op = op,
-                     .in_place = in_place, .chunk_bytes = chunk});
+  for (int n : {2, 3, 5}) {
+    MappedJob job(n, window);
+    for (size_t count : {size_t{65535}, size_t{65536}, size_t{65536 + 7}, size_t{300001}})
+      for (bool in_place : {false, true})
+        for (uint64_t chunk : {uint64_t{100000}, uint64_t{512} * 1024})
+          for (auto [dtype, op] : {std::pair{HCOMM_FLOAT32, HCOMM_SUM}, std::pair{HCOMM_INT64, HCOMM_MAX},
+                                   std::pair{HCOMM_FLOAT16, HCOMM_AVG}})
+            job.check({.algorithm = "two_shot", .nranks = n, .count = count, .dtype = dtype, .op = op,
+                       .in_place = in_place, .chunk_bytes = chunk});
+  }
   for (int n : {2, 3})
-    for (size_t count : {size_t{65535}, size_t{65536}, size_t{2 * window / 4}, size_t{2 * window / 4 + 16}}) {
+    for (size_t count : {size_t{65535}, size_t{65536}, size_t{n * window / 4 / (n - 1)},
+                         size_t{n * window / 4 / (n - 1) + 16}}) {
       hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = n, .link = {1, 1e-4, 1e-5},
                              .flags = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD,
                              .window_bytes = window, .mapped = {1, 1e-4, 1e-5}};
@@ -700,7 +703,8 @@ TEST(ExecutorMapped, TwoRanksPushSlicesThatFitTheWindow) {
       const auto schedule = sel.build(args);
       const bool stores = std::any_of(schedule->steps.begin(), schedule->steps.end(),
                                       [](const hcomm_step_t& s) { return s.kind == HCOMM_STEP_STORE; });
-      EXPECT_EQ(stores, n == 2 && count >= 65536 && count <= 2 * window / 4) << n << " ranks, " << count << " floats";
+      // The largest count whose n - 1 slots fill the window exactly, and no more.
+      EXPECT_EQ(stores, count >= 65536 && count <= n * window / 4 / (n - 1)) << n << " ranks, " << count << " floats";
       EXPECT_TRUE(schedule->in_order) << n << " ranks, " << count << " floats";
     }
 }

@@ -3,8 +3,8 @@
 // other slices from their owners; each slice is combined once, so every rank
 // has the same bits. Small messages go through the windows (in pieces when
 // larger than a window); larger ones, where ranks may copy from each other's
-// buffers, are read from the peers' SEND and RECV instead, or on 2 ranks
-// pushed into the peer's window and RECV past the caches.
+// buffers, are pushed into the peers' windows and RECV past the caches
+// where a slice fits a window, else read from the peers' SEND and RECV.
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -82,10 +82,10 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
 // (the next input, the next result). 2 ranks, malloc'd buffers written
 // before each call, 1 MiB: 117 us pushed against 212 read in place (with
 // the eviction), Open MPI 284; the training step (write and call) 193
-// against 306, Open MPI 365. Where the cores share their caches (this
-// machine's other state) reading in place stays ahead (157 against 131 us),
-// and the step is level (199 against 211). Measured on 2 ranks only; more
-// ranks read in place.
+// against 306, Open MPI 365; 3 and 4 ranks 0.5-0.6 of the time. Where the
+// cores share their caches (this machine's other state) reading in place
+// stays ahead (2 ranks 157 against 131 us, 4 ranks 306 against 269), and
+// the step is level (199 against 211).
 constexpr uint64_t kPushFrom = 256 << 10;
 
 uint64_t pushed_slot_bytes(uint64_t count, int nranks, size_t elem_size) {
@@ -94,7 +94,7 @@ uint64_t pushed_slot_bytes(uint64_t count, int nranks, size_t elem_size) {
 
 bool pushes(const hcomm_comm_view_t& view, uint64_t count, size_t elem_size) {
   const uint64_t bytes = count * elem_size;
-  return view.nranks == 2 && (view.flags & HCOMM_VIEW_PEER_BUFFERS) && bytes >= kPushFrom &&
+  return (view.flags & HCOMM_VIEW_PEER_BUFFERS) && bytes >= kPushFrom &&
          pushed_slot_bytes(count, view.nranks, elem_size) * (view.nranks - 1) <= view.window_bytes;
 }
 
