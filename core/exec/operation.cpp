@@ -293,25 +293,31 @@ bool Operation::advance_in_order() {
   return true;
 }
 
-// The chunks of one step not yet done; false at a WAIT not yet raised.
-bool Operation::run_step(uint32_t step) {
+// The step's next chunk; false at a WAIT not yet raised.
+bool Operation::run_chunk(uint32_t step) {
   const hcomm_step_t& s = steps_[step];
   RunState::Step& ss = state_->steps[step];
+  uint64_t off, bytes;
+  Schedule::chunk_range(s, schedule_->args.dtype_size, ss.completed, &off, &bytes);
   try {
-    for (; ss.completed < s.nchunks; ++ss.completed, ++events_) {
-      uint64_t off, bytes;
-      Schedule::chunk_range(s, schedule_->args.dtype_size, ss.completed, &off, &bytes);
-      if (s.kind == HCOMM_STEP_WAIT) {
-        if (!try_wait(s, step, ss.completed)) return false;
-      } else {
-        run_mapped(s, step, ss.completed, off, bytes);
-        compute(s, step, ss.completed, off, bytes);
-      }
+    if (s.kind == HCOMM_STEP_WAIT) {
+      if (!try_wait(s, step, ss.completed)) return false;
+    } else {
+      run_mapped(s, step, ss.completed, off, bytes);
+      compute(s, step, ss.completed, off, bytes);
     }
   } catch (const Error& e) {
     throw Error(e.code(), context(step) + " failed: " + e.what());
   }
-  --state_->remaining;
+  ++events_;
+  if (++ss.completed == s.nchunks) --state_->remaining;
+  return true;
+}
+
+// The chunks of one step not yet done; false at a WAIT not yet raised.
+bool Operation::run_step(uint32_t step) {
+  while (state_->steps[step].completed < steps_[step].nchunks)
+    if (!run_chunk(step)) return false;
   return true;
 }
 
@@ -319,25 +325,10 @@ bool Operation::run_step(uint32_t step) {
 // steps chunk by chunk; false at a WAIT not yet raised.
 bool Operation::run_chain(uint32_t first, uint32_t end) {
   for (uint32_t step = first; step < end; ++step)
-    if (steps_[step].kind == HCOMM_STEP_WAIT && state_->steps[step].completed == 0 && !run_step(step)) return false;
-  const uint32_t nchunks = steps_[first].nchunks;
-  for (uint32_t chunk = 0; chunk < nchunks; ++chunk)
-    for (uint32_t step = first; step < end; ++step) {
-      const hcomm_step_t& s = steps_[step];
-      if (s.kind == HCOMM_STEP_WAIT) continue;
-      uint64_t off, bytes;
-      Schedule::chunk_range(s, schedule_->args.dtype_size, chunk, &off, &bytes);
-      try {
-        run_mapped(s, step, chunk, off, bytes);
-        compute(s, step, chunk, off, bytes);
-      } catch (const Error& e) {
-        throw Error(e.code(), context(step) + " failed: " + e.what());
-      }
-      ++state_->steps[step].completed;
-      ++events_;
-    }
-  for (uint32_t step = first; step < end; ++step)
-    if (steps_[step].kind != HCOMM_STEP_WAIT) --state_->remaining;
+    if (steps_[step].kind == HCOMM_STEP_WAIT && !run_step(step)) return false;
+  for (uint32_t chunk = 0; chunk < steps_[first].nchunks; ++chunk)
+    for (uint32_t step = first; step < end; ++step)
+      if (steps_[step].kind != HCOMM_STEP_WAIT) run_chunk(step);
   return true;
 }
 

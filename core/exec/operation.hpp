@@ -86,6 +86,7 @@ class Operation {
   enum class Started { kRetry, kInFlight, kDone };
 
   bool advance_in_order();
+  bool run_chunk(uint32_t step);
   bool run_step(uint32_t step);
   bool run_chain(uint32_t first, uint32_t end);
   bool ready(uint32_t step, uint32_t chunk) const;
