@@ -266,6 +266,27 @@ TEST(PerfAlgoSummary, WithoutTheReference) {
   EXPECT_FALSE(empty.vs_reference_percent.has_value());
 }
 
+// Every round runs every contender once; in no two rounds in a row does a
+// contender run last and then first (back to back), nor after the same one.
+TEST(PerfSweep, RoundsInterleaveTheContenders) {
+  for (size_t contenders = 2; contenders <= 9; ++contenders)
+    for (int round = 0; round < 4; ++round) {
+      std::vector<size_t> order, next;
+      for (size_t k = 0; k < contenders; ++k) order.push_back(contender_at(round, k, contenders));
+      for (size_t k = 0; k < contenders; ++k) next.push_back(contender_at(round + 1, k, contenders));
+      std::vector<size_t> sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t k = 0; k < contenders; ++k) ASSERT_EQ(sorted[k], k) << contenders << " contenders, round " << round;
+      EXPECT_NE(order.back(), next.front()) << contenders << " contenders, round " << round;
+      if (contenders <= 2) continue;  // each has one possible predecessor
+      for (size_t k = 1; k < contenders; ++k)
+        for (size_t j = 1; j < contenders; ++j) {
+          if (next[j] != order[k]) continue;
+          EXPECT_NE(next[j - 1], order[k - 1]) << contenders << " contenders, round " << round;
+        }
+    }
+}
+
 TEST(PerfSweep, PowersOfTheFactor) {
   EXPECT_EQ(size_sweep(8, 32, 2, 4), (std::vector<SweepPoint>{{8, 2}, {16, 4}, {32, 8}}));
   EXPECT_EQ(size_sweep(3, 100, 3, 1), (std::vector<SweepPoint>{{3, 3}, {9, 9}, {27, 27}, {81, 81}}));

@@ -16,6 +16,14 @@
 
 namespace hcomm::perf {
 
+// The contender a sweep's round runs k-th. Odd rounds take them in reverse
+// order, so that none always runs last or after the same one, starting
+// half-way along, so that no contender's rounds run back to back (where a
+// slow spell of the machine would cover both).
+inline size_t contender_at(int round, size_t k, size_t contenders) {
+  return round % 2 ? (contenders + contenders / 2 - 1 - k) % contenders : k;
+}
+
 // One size: each algorithm's time forced (none where it does not serve the
 // size), in the order of the table's columns, and auto's time.
 struct AlgoTimes {

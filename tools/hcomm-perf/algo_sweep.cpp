@@ -105,10 +105,9 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
   for (const SweepPoint& point : benchmark.points()) {
     std::vector<bool> served;
     for (const std::string& name : names) served.push_back(serves(comm, coll, name, point.count, options.dtype));
-    // Rounds interleave the contenders (the forced algorithms, then auto), so
-    // that a slow spell of the machine does not fall on one of them only;
-    // each keeps its best round. Odd rounds take them in reverse order, so
-    // that none always runs last or after the same one. A round's time is
+    // Rounds interleave the contenders (the forced algorithms, then auto) in
+    // the order of contender_at, so that a slow spell of the machine does not
+    // fall on one of them only; each keeps its best round. A round's time is
     // its median call, which one call the machine held up does not move.
     AlgoTimes times{.forced_us = std::vector<std::optional<double>>(names.size()),
                     .auto_us = std::numeric_limits<double>::infinity()};
@@ -117,7 +116,7 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
     const size_t contenders = names.size() + 1;
     for (int round = 0; round < options.rounds; ++round)
       for (size_t k = 0; k < contenders; ++k) {
-        const size_t i = round % 2 ? contenders - 1 - k : k;
+        const size_t i = contender_at(round, k, contenders);
         if (i == names.size()) {
           const Row chosen = benchmark.measure(point);
           times.auto_us = std::min(times.auto_us, chosen.median_us);
