@@ -60,7 +60,7 @@ std::vector<Decl> core_settings() {
       d("HCOMM_DEBUG_FILE", HCOMM_SETTING_STRING, "", "Log to this file instead of stderr (%h host, %p pid)."),
       d("HCOMM_TUNE_FILE", HCOMM_SETTING_STRING, "",
         "Link parameters measured by hcomm-perf --calibrate, used by the selector's cost model."),
-      d("HCOMM_WINDOW_BYTES", HCOMM_SETTING_SIZE, "2M",
+      d("HCOMM_WINDOW_BYTES", HCOMM_SETTING_SIZE, "4M",
         "Each half of the per-rank shared window of ranks that map each other's memory (direct algorithms); 0 turns "
         "it off."),
       d("HCOMM_AUTO_REGISTER", HCOMM_SETTING_SIZE, "256K",

@@ -111,8 +111,8 @@ void fork_child(Job& job, float* buffer, size_t count) {
 
 void automatic(Job& job) {
   // Whole pages, so that every byte moves; slices larger than a window half
-  // (HCOMM_WINDOW_BYTES, 2 MiB) on 2 and 3 ranks, so that they read each
-  // other's SEND.
+  // (HCOMM_WINDOW_BYTES=2M in this test's environment) on 2 and 3 ranks, so
+  // that they read each other's SEND.
   const size_t count = (size_t{5} << 20) / sizeof(float) + 1024;
   float* send = map_floats(count);
   float* recv = map_floats(count);
