@@ -675,15 +675,15 @@ TEST(ExecutorMapped, DirectAllreducesRunInOrderUnlessInPieces) {
         }
 }
 
-// Ranks push their input's slices into each other's windows and their
-// result into each other's RECV from 256 KiB on, where a slice fits a window
-// (stores in place of loads, in order); every element right, in place too,
-// mapped or copied by address, on 2, 3 and 5 ranks.
+// Ranks store their result into each other's RECV from 256 KiB on, and push
+// their input's slices into each other's windows where the slices fit a
+// window (stores in place of loads, in order); every element right, in place
+// too, mapped or copied by address, on 2, 3 and 5 ranks.
 TEST(ExecutorMapped, RanksPushSlicesThatFitTheWindow) {
   const uint64_t window = 1 << 20;
   for (int n : {2, 3, 5}) {
     MappedJob job(n, window);
-    for (size_t count : {size_t{65535}, size_t{65536}, size_t{65536 + 7}, size_t{300001}})
+    for (size_t count : {size_t{65535}, size_t{65536}, size_t{65536 + 7}, size_t{300001}, size_t{600001}})
       for (bool in_place : {false, true})
         for (uint64_t chunk : {uint64_t{100000}, uint64_t{512} * 1024})
           for (auto [dtype, op] : {std::pair{HCOMM_FLOAT32, HCOMM_SUM}, std::pair{HCOMM_INT64, HCOMM_MAX},
@@ -693,7 +693,7 @@ TEST(ExecutorMapped, RanksPushSlicesThatFitTheWindow) {
   }
   for (int n : {2, 3})
     for (size_t count : {size_t{65535}, size_t{65536}, size_t{n * window / 4 / (n - 1)},
-                         size_t{n * window / 4 / (n - 1) + 16}}) {
+                         size_t{n * window / 4 / (n - 1) + 16}, size_t{4 * window}}) {
       hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = n, .link = {1, 1e-4, 1e-5},
                              .flags = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD,
                              .window_bytes = window, .mapped = {1, 1e-4, 1e-5}};
@@ -701,10 +701,16 @@ TEST(ExecutorMapped, RanksPushSlicesThatFitTheWindow) {
       hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = count,
                              .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
       const auto schedule = sel.build(args);
-      const bool stores = std::any_of(schedule->steps.begin(), schedule->steps.end(),
-                                      [](const hcomm_step_t& s) { return s.kind == HCOMM_STEP_STORE; });
-      // The largest count whose n - 1 slots fill the window exactly, and no more.
-      EXPECT_EQ(stores, count >= 65536 && count <= n * window / 4 / (n - 1)) << n << " ranks, " << count << " floats";
+      const auto stores_into = [&](uint32_t buffer) {
+        return std::any_of(schedule->steps.begin(), schedule->steps.end(), [&](const hcomm_step_t& s) {
+          return s.kind == HCOMM_STEP_STORE && s.dst.buffer == buffer;
+        });
+      };
+      // Results from 256 KiB; inputs up to the largest count whose n - 1
+      // slots fill the window exactly, and no more.
+      EXPECT_EQ(stores_into(HCOMM_BUF_RECV), count >= 65536) << n << " ranks, " << count << " floats";
+      EXPECT_EQ(stores_into(HCOMM_BUF_WINDOW), count >= 65536 && count <= n * window / 4 / (n - 1))
+          << n << " ranks, " << count << " floats";
       EXPECT_TRUE(schedule->in_order) << n << " ranks, " << count << " floats";
     }
 }

@@ -3,8 +3,9 @@
 // other slices from their owners; each slice is combined once, so every rank
 // has the same bits. Small messages go through the windows (in pieces when
 // larger than a window); larger ones, where ranks may copy from each other's
-// buffers, are pushed into the peers' windows and RECV past the caches
-// where a slice fits a window, else read from the peers' SEND and RECV.
+// buffers, are pushed into the peers' windows where the slices fit a window,
+// else read from the peers' SEND, and from 256 KiB each rank stores its
+// result into the peers' RECV past the caches.
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -17,17 +18,65 @@ namespace hcomm::algo {
 
 namespace {
 
+// Results are stored into the peers' RECV, and inputs pushed where they
+// fit, from here on. Below, a peer's malloc'd RECV would be written by
+// address (it is registered automatically only from HCOMM_AUTO_REGISTER,
+// 256 KiB), which made 2 ranks at 8 KiB 5.7 us against 3.9; where the cores
+// share their caches pushing costs 1.1-1.9x at 16-128 KiB, and where they
+// do not it saves 0.55-0.7 with mapped buffers (2-4 ranks).
+constexpr uint64_t kPushFrom = 256 << 10;
+
+uint64_t pushed_slot_bytes(uint64_t count, int nranks, size_t elem_size) {
+  return (BlockPartition(count, nranks, elem_size).max_bytes() + 63) / 64 * 64;
+}
+
+bool pushes(const hcomm_comm_view_t& view, uint64_t count, size_t elem_size) {
+  const uint64_t bytes = count * elem_size;
+  return (view.flags & HCOMM_VIEW_PEER_BUFFERS) && bytes >= kPushFrom &&
+         pushed_slot_bytes(count, view.nranks, elem_size) * (view.nranks - 1) <= view.window_bytes;
+}
+
+// This rank's slice of the result (RECV bytes [off, off + bytes), made chunk
+// by chunk by step `made`) stored into every peer's RECV past the caches
+// (MappedCall::store), after step `ready` where that is needed for every
+// peer's RECV to be this call's, and each peer told so with kDoneReading.
+void give_slice(const Call& call, ScheduleWriter& out, uint64_t off, uint64_t bytes, int32_t made, int32_t ready) {
+  const uint32_t nchunks = out.chunks(bytes, call.args.dtype_size);
+  for (int k = 1; k < call.nranks; ++k) {
+    const int p = (call.rank + k) % call.nranks;
+    hcomm_step_t give = {.kind = HCOMM_STEP_STORE, .peer = p, .src = at(HCOMM_BUF_RECV, off),
+                         .dst = at(HCOMM_BUF_RECV, off), .bytes = bytes, .nchunks = nchunks};
+    wait_chunkwise(give, made);
+    if (ready >= 0) wait_whole(give, ready);
+    hcomm_step_t given = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kDoneReading, .nchunks = 1};
+    wait_whole(given, out.add(give));
+    out.add(given);
+  }
+}
+
+// Every peer with a slice has stored it here (give_slice), and with it read
+// all it reads of this rank's buffers.
+void await_slices(const Call& call, ScheduleWriter& out, const BlockPartition& blocks, int32_t after) {
+  for (int p = 0; p < call.nranks; ++p)
+    if (p != call.rank && blocks.bytes(p)) after = wait_for(out, p, kDoneReading, after);
+}
+
 // Every rank exposes SEND (kInputReady at once) and combines its slice from
 // every rank's SEND into its RECV (through scratch when in place: the first
 // load would overwrite its own input there), announces it (kSliceReduced)
-// and loads every other slice from its owner's RECV. Where the message fits
-// in a window half, a slice is also published in its owner's window at its
-// own offset (HCOMM_STEP_PUBLISH), where the core's copy of a SEND peers
-// cannot map leaves a hole (the owner's slice of its SEND, which no peer
-// loads): peers that cannot map the owner's RECV read it there instead of
-// copying it by address, and where they can, the core skips that copy (2
-// ranks, hcomm_mem_alloc buffers, 1 MiB: 183 us with the copy, 116 without),
-// as it does for a RECV of 1 MiB or more (peers copy it by address then).
+// and loads every other slice from its owner's RECV; from kPushFrom it
+// stores its slice into every peer's RECV instead (give_slice), past the
+// caches: no line of a result is left in a peer's cache for the owner to
+// take back when it writes the buffer next (2 ranks, malloc'd buffers,
+// slower state: the step, input written and then the call, 16-64 MiB
+// 0.80-0.88 of the time; the call alone level, 2 and 4 ranks). Below, where
+// the message fits in a window half, a slice is also published in its
+// owner's window at its own offset (HCOMM_STEP_PUBLISH), where the core's
+// copy of a SEND peers cannot map leaves a hole (the owner's slice of its
+// SEND, which no peer loads): peers that cannot map the owner's RECV read it
+// there instead of copying it by address, and where they can, the core skips
+// that copy (2 ranks, hcomm_mem_alloc buffers, 1 MiB: 183 us with the copy,
+// 116 without; before results were stored).
 // Its own SEND and RECV are read until every peer says kDoneReading.
 void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
@@ -35,6 +84,7 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   const BlockPartition blocks(call.args.count, call.nranks, es);
   const int me = call.rank;
   const bool via_window = call.bytes <= direct.view.window_bytes;
+  const bool gives = call.bytes >= kPushFrom;
   signal_all(call, out, kInputReady, -1);
   int32_t last_read = -1;
   if (const uint64_t bytes = blocks.bytes(me)) {
@@ -55,9 +105,14 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
       return out.add(copy);
     };
     if (in_place) ready = copy_to(at(HCOMM_BUF_RECV, off), 0);
-    if (via_window) ready = copy_to(at(HCOMM_BUF_WINDOW, off), HCOMM_STEP_PUBLISH);
-    signal_all(call, out, kSliceReduced, ready);
+    if (gives) {
+      give_slice(call, out, off, bytes, ready, -1);  // the reduction waited for every peer's kInputReady
+    } else {
+      if (via_window) ready = copy_to(at(HCOMM_BUF_WINDOW, off), HCOMM_STEP_PUBLISH);
+      signal_all(call, out, kSliceReduced, ready);
+    }
   }
+  if (gives) return await_slices(call, out, blocks, -1);
   for (int k = 1; k < call.nranks; ++k) {
     const int p = (me + k) % call.nranks;
     const uint64_t bytes = blocks.bytes(p), off = blocks.offset(p);
@@ -86,18 +141,6 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
 // cores share their caches (this machine's other state) reading in place
 // stays ahead (2 ranks 157 against 131 us, 4 ranks 306 against 269), and
 // the step is level (199 against 211).
-constexpr uint64_t kPushFrom = 256 << 10;
-
-uint64_t pushed_slot_bytes(uint64_t count, int nranks, size_t elem_size) {
-  return (BlockPartition(count, nranks, elem_size).max_bytes() + 63) / 64 * 64;
-}
-
-bool pushes(const hcomm_comm_view_t& view, uint64_t count, size_t elem_size) {
-  const uint64_t bytes = count * elem_size;
-  return (view.flags & HCOMM_VIEW_PEER_BUFFERS) && bytes >= kPushFrom &&
-         pushed_slot_bytes(count, view.nranks, elem_size) * (view.nranks - 1) <= view.window_bytes;
-}
-
 uint64_t pushed_slot(int sender, int receiver, int n, uint64_t slot_bytes) {
   return static_cast<uint64_t>((sender - receiver + n) % n - 1) * slot_bytes;
 }
@@ -152,19 +195,9 @@ void build_pushed(const DirectCall& direct, ScheduleWriter& out) {
       wait_chunkwise(back, last);
       last = out.add(back);
     }
-    for (int k = 1; k < n; ++k) {
-      const int p = (me + k) % n;
-      hcomm_step_t give = {.kind = HCOMM_STEP_STORE, .peer = p, .src = at(HCOMM_BUF_RECV, off),
-                           .dst = at(HCOMM_BUF_RECV, off), .bytes = bytes, .nchunks = nchunks};
-      wait_whole(give, last);
-      wait_whole(give, ready);
-      hcomm_step_t given = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kDoneReading, .nchunks = 1};
-      wait_whole(given, out.add(give));
-      out.add(given);
-    }
+    give_slice(call, out, off, bytes, last, ready);
   }
-  for (int p = 0; p < n; ++p)
-    if (p != me && blocks.bytes(p)) last = wait_for(out, p, kDoneReading, last);
+  await_slices(call, out, blocks, last);
 }
 
 void build_two_shot(const DirectCall& direct, ScheduleWriter& out) {
@@ -189,7 +222,7 @@ double two_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const hcomm_link_model_t& m = view->mapped;
   const int n = view->nranks;
   const double share = (n - 1) * b / n;
-  if (pushes(*view, args->count, args->dtype_size))  // input slices and results stored once each
+  if (bytes >= kPushFrom && reads_peer_buffers(*view, bytes))  // input slices and results moved once each
     return 3.0 * m.alpha_us + 2.0 * share * m.beta_us_per_byte + share * m.gamma_us_per_byte;
   if (reads_peer_buffers(*view, bytes))
     return 3.0 * m.alpha_us + 3.0 * share * m.beta_us_per_byte + share * m.gamma_us_per_byte;
