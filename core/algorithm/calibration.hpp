@@ -14,14 +14,14 @@ struct LocalRates {
   double copy_us_per_byte;    // per byte copied
 };
 
-// The median of several timed passes over buffers of `bytes`, after one that
-// faults the pages in.
+// The fastest of several timed passes of each over buffers of `bytes`, taken
+// in turn, after one of each that faults the pages in.
 LocalRates measure_local_rates(size_t bytes = size_t{8} << 20, int passes = 9);
 
 // How many times a copy's time a reduction takes per byte of one operand on
 // this CPU (operands of 1 MiB, beyond a core's L2, as the messages where the
 // direct algorithms part ways): measured at the first call in the process,
-// about a millisecond, and kept within [0.5, 4] against a disturbed pass.
+// about a millisecond, and kept within [0.5, 4].
 double reduce_to_copy_ratio();
 
 }  // namespace hcomm::algorithm
