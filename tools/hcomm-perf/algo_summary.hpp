@@ -2,8 +2,9 @@
 // library's own choice (auto) comes within 10% of the best algorithm forced,
 // measured as auto and as the chosen algorithm's own forced time (the same
 // schedules: apart, the two differ only by the machine's noise), and auto's
-// total time against one algorithm's (ring) forced at every size.
-// Header-only and free of library calls, so that it is unit-tested on its own.
+// total time against one algorithm's (ring) forced at every size; and the
+// order in which its rounds run the contenders. Header-only and free of
+// library calls, so that it is unit-tested on its own.
 #pragma once
 
 #include <algorithm>
