@@ -9,8 +9,9 @@
 // (whose pages still hold the old values); a child forked after the move
 // gets private pages, and its writes do not reach the parent; a buffer the
 // caller registers over an automatic registration; a malloc'd buffer of an
-// odd size; a SEND whose slices are pushed stays where it is. With `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0,
-// or with a library named like the CUDA driver preloaded.
+// odd size; a SEND whose slices are pushed stays where it is. With
+// `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0, or with a
+// library named like the CUDA driver preloaded.
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>

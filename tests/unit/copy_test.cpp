@@ -1,7 +1,8 @@
 // Copies at every distance between the buffers (hcomm/plugin/copy.hpp, and
 // the device's copy past the caches), and the shm transport's cross-memory
 // copies, which bounce the short distances through a buffer of their own:
-// every byte checked, and the bytes around the destination untouched. Evictions from the caches keep every byte.
+// every byte checked, and the bytes around the destination untouched.
+// Evictions from the caches keep every byte.
 #include "hcomm/plugin/copy.hpp"
 
 #include <sys/mman.h>
