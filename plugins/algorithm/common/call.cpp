@@ -46,6 +46,15 @@ void check_root(const Call& call) {
                   call.nranks - 1);
 }
 
+void check_recv_layout(const Call& call, bool displs) {
+  if (!call.args.recv_counts)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "%s: args->recv_counts is NULL, expected one count per rank",
+                       call.algorithm);
+  if (displs && !call.args.recv_displs)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "%s: args->recv_displs is NULL, expected one displacement per rank",
+                       call.algorithm);
+}
+
 void copy_input_to_output(const Call& call, ScheduleWriter& out) {
   if (call.args.in_place) return;
   out.add({.kind = HCOMM_STEP_COPY,

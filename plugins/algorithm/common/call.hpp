@@ -20,6 +20,10 @@ struct Call {
 // Throws HCOMM_ERR_INVALID_ARGUMENT unless args->root is a rank.
 void check_root(const Call& call);
 
+// Throws HCOMM_ERR_INVALID_ARGUMENT unless a variable-size collective came
+// with its counts (and, when `displs`, its displacements).
+void check_recv_layout(const Call& call, bool displs);
+
 // Places this rank's input in its output: a copy from SEND to RECV, left
 // out when in place (SEND is then RECV).
 void copy_input_to_output(const Call& call, ScheduleWriter& out);

@@ -55,15 +55,6 @@ std::vector<Item> host_items(const Rails& rails, const BlockLayout& blocks, int 
   return items;
 }
 
-void check_counts(const Call& call, bool displs) {
-  if (!call.args.recv_counts)
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "%s: args->recv_counts is NULL, expected one count per rank",
-                       call.algorithm);
-  if (displs && !call.args.recv_displs)
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "%s: args->recv_displs is NULL, expected one displacement per rank",
-                       call.algorithm);
-}
-
 // where[r]: where block r lies at this rank once here. A rank's own block is
 // in SEND (RECV's block when in place); a rank from P on gets it back from
 // the host ring, the others copy it unless in place.
@@ -124,7 +115,7 @@ void build_allgather(const HierCall& h, ScheduleWriter& out) {
 }
 
 void build_allgatherv(const HierCall& h, ScheduleWriter& out) {
-  check_counts(h.call, true);
+  check_recv_layout(h.call, true);
   build_allgather(h, out);
 }
 
@@ -195,7 +186,7 @@ void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
 }
 
 void build_reduce_scatter_v(const HierCall& h, ScheduleWriter& out) {
-  check_counts(h.call, false);
+  check_recv_layout(h.call, false);
   build_reduce_scatter(h, out);
 }
 

@@ -39,13 +39,4 @@ void copy_unless_in_place(const Call& call, ScheduleWriter& out, hcomm_bufref_t 
   out.add({.kind = HCOMM_STEP_COPY, .src = src, .dst = dst, .bytes = bytes, .nchunks = 1});
 }
 
-void check_recv_layout(const Call& call, bool displs) {
-  if (!call.args.recv_counts)
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "%s: args->recv_counts is NULL, expected one count per rank",
-                       call.algorithm);
-  if (displs && !call.args.recv_displs)
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "%s: args->recv_displs is NULL, expected one displacement per rank",
-                       call.algorithm);
-}
-
 }  // namespace hcomm::algo

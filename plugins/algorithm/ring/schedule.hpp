@@ -55,8 +55,4 @@ class Chain {
 void copy_unless_in_place(const Call& call, ScheduleWriter& out, hcomm_bufref_t src, hcomm_bufref_t dst,
                           uint64_t bytes);
 
-// Throws HCOMM_ERR_INVALID_ARGUMENT unless a variable-size collective came
-// with its counts (and, when `displs`, its displacements).
-void check_recv_layout(const Call& call, bool displs);
-
 }  // namespace hcomm::algo
