@@ -95,8 +95,14 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
     else
       e.mapped.bytes = 0;
   };
+  // In place one buffer holds the other (an allgather's SEND is a block of
+  // RECV, a reduce-scatter's RECV a block of SEND): the larger is described
+  // first, since registering it automatically would release a registration
+  // of the smaller made before, whose description would then be stale.
+  const bool recv_first = schedule.recv_bytes > schedule.send_bytes;
+  if (recv_first) expose(p.recv, buffers.recv, schedule.recv_bytes, true);
   expose(p.send, buffers.send, schedule.send_bytes, schedule.peers_read_send);
-  expose(p.recv, buffers.recv, schedule.recv_bytes, true);
+  if (!recv_first) expose(p.recv, buffers.recv, schedule.recv_bytes, true);
   // A RECV peers map is read in place, as is one from kWindowCopiesBelow on
   // (by address); else peers read the window where the steps publish it, at
   // RECV's offsets, instead of copying it by address.

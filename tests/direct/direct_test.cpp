@@ -1,6 +1,6 @@
 // Runs under hcomm-run, with HCOMM_TUNE forcing one direct algorithm:
 //
-//   hcomm_direct_test ALGORITHM
+//   hcomm_direct_test ALGORITHM [blocks]
 //
 // Allreduces of every size class (0, 1, 7 and 1027 elements, a quarter of the
 // window, just under and over it, several windows, 1M+5 elements) on buffers
@@ -9,7 +9,9 @@
 // over a spread of dtypes and ops; each call runs twice (the second finds the
 // registrations and mappings of the first). Every element of every result is
 // checked against the exactly known values of values.hpp, and each
-// call must have run ALGORITHM. Exits non-zero if anything was wrong.
+// call must have run ALGORITHM. With `blocks`: reduce_scatter(_v) and
+// allgather(v) instead, with blocks where the selector takes ALGORITHM for
+// them. Exits non-zero if anything was wrong.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +120,108 @@ void run_case(Job& job, const char* algorithm, Memory memory, size_t count, Work
   }
 }
 
+// The collectives of per-rank blocks that ALGORITHM reads from the peers'
+// buffers: reduce_scatter(_v) and allgather(v) with blocks of about
+// `block_bytes` (the v forms: block r a few elements shorter for larger r,
+// rank 1's empty, and allgatherv's blocks apart, with the gaps checked
+// untouched), in place and not.
+enum class Blocks { kReduceScatter, kReduceScatterV, kAllgather, kAllgatherV };
+const char* blocks_name(Blocks b) {
+  return b == Blocks::kReduceScatter    ? "reduce_scatter"
+         : b == Blocks::kReduceScatterV ? "reduce_scatter_v"
+         : b == Blocks::kAllgather      ? "allgather"
+                                        : "allgatherv";
+}
+
+void run_blocks_case(Job& job, const char* algorithm, Memory memory, Blocks kind, size_t block_bytes, Work w,
+                     bool in_place) {
+  const size_t es = hcomm_dtype_size(w.dtype), n = static_cast<size_t>(job.size), me = static_cast<size_t>(job.rank);
+  const bool variable = kind == Blocks::kReduceScatterV || kind == Blocks::kAllgatherV;
+  const bool reduces = kind == Blocks::kReduceScatter || kind == Blocks::kReduceScatterV;
+  const size_t count = block_bytes / es + 3;
+  // The v forms' blocks as many elements in all: rank 1's empty on more than
+  // 2 ranks (rank 0's twice as large), the others 3r shorter (rank 0's longer).
+  std::vector<size_t> counts(n, count), displs(n);
+  for (size_t r = 1; r < n && variable; ++r) {
+    const size_t less = n > 2 && r == 1 ? count : 3 * r;
+    counts[r] -= less;
+    counts[0] += less;
+  }
+  size_t extent = 0;
+  for (size_t r = 0; r < n; ++r) {
+    displs[r] = extent + (kind == Blocks::kAllgatherV ? 3 * r : 0);  // gaps of 3 elements before block r > 0
+    extent = displs[r] + counts[r];
+  }
+  const std::string what = std::string(algorithm) + " " + blocks_name(kind) + " of blocks of " +
+                           std::to_string(count) + " " + hcomm_dtype_name(w.dtype) +
+                           (reduces ? std::string(" ") + hcomm_op_name(w.op) : "") + " on " + memory_name(memory) +
+                           " buffers" + (in_place ? ", in place" : "");
+  if (!variable) {
+    const char* used = nullptr;
+    const hcomm_coll_t coll = reduces ? HCOMM_COLL_REDUCE_SCATTER : HCOMM_COLL_ALLGATHER;
+    job.check(hcomm_comm_query_algorithm(job.comm, coll, count, w.dtype, &used), "hcomm_comm_query_algorithm");
+    if (!used || std::strcmp(used, algorithm) != 0) job.wrong(what + ": the selector chose " + (used ? used : "none"));
+  }
+  // The whole input of a reduce-scatter (the blocks packed) or the whole
+  // result of an allgather; the expected values of each.
+  const size_t whole = reduces ? displs[n - 1] + counts[n - 1] : extent;
+  const size_t mine = counts[me];
+  std::vector<uint8_t> expected(whole * es), input(reduces ? whole * es : mine * es);
+  const hcomm::perf::DataSpec spec{w.dtype, w.op, job.size, job.rank, 0};
+  if (reduces) {
+    hcomm::perf::write_reduction_input(spec, input.data(), whole);
+    hcomm::perf::write_reduction_result(spec, expected.data(), displs[me], mine);  // this rank's block, at 0
+  } else {
+    for (size_t r = 0; r < n; ++r)
+      hcomm::perf::write_block(w.dtype, expected.data() + displs[r] * es, counts[r],
+                               hcomm::perf::block_key(static_cast<int>(r), 0, job.size));
+    if (mine) std::memcpy(input.data(), expected.data() + displs[me] * es, mine * es);
+  }
+  const size_t result_elems = reduces ? mine : extent;
+  Buffer recv(job, memory, (reduces && in_place ? whole : result_elems) * es);
+  Buffer send(job, memory, in_place ? 0 : input.size());
+  auto* base = static_cast<uint8_t*>(recv.data());
+  // In place, the input lies in RECV: a reduce-scatter's whole, an
+  // allgather's own block where the result puts it.
+  uint8_t* input_at = !in_place ? static_cast<uint8_t*>(send.data()) : reduces ? base : base + displs[me] * es;
+  uint8_t* result_at = in_place && reduces ? base + displs[me] * es : base;
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    if (reduces) {
+      if (!in_place) hcomm::perf::write_complement(result_at, expected.data(), mine * es);
+    } else {
+      // Every element unlike the result; the gaps' bytes, which the call must
+      // leave, expected as they are.
+      hcomm::perf::write_complement(base, expected.data(), extent * es);
+      for (size_t r = 1; r < n; ++r) {
+        const size_t gap = displs[r - 1] + counts[r - 1];
+        std::memcpy(expected.data() + gap * es, base + gap * es, (displs[r] - gap) * es);
+      }
+    }
+    if (!input.empty()) std::memcpy(input_at, input.data(), input.size());
+    hcomm_result_t rc = HCOMM_SUCCESS;
+    switch (kind) {
+      case Blocks::kReduceScatter:
+        rc = hcomm_reduce_scatter(input_at, result_at, count, w.dtype, w.op, job.comm, nullptr);
+        break;
+      case Blocks::kReduceScatterV:
+        rc = hcomm_reduce_scatter_v(input_at, result_at, counts.data(), w.dtype, w.op, job.comm, nullptr);
+        break;
+      case Blocks::kAllgather: rc = hcomm_allgather(input_at, base, count, w.dtype, job.comm, nullptr); break;
+      case Blocks::kAllgatherV:
+        rc = hcomm_allgatherv(input_at, base, counts.data(), displs.data(), w.dtype, job.comm, nullptr);
+        break;
+    }
+    job.check(rc, what);
+    const std::string call = what + " (call " + std::to_string(repeat + 1) + ")";
+    const size_t checked = reduces ? mine : extent;
+    const hcomm::perf::Mismatch m =
+        hcomm::perf::compare_elements(reduces ? result_at : base, expected.data(), checked, es);
+    if (m.wrong) job.wrong(call + ": " + std::to_string(m.wrong) + " wrong elements, the first at " +
+                           std::to_string(m.first_index));
+    if (!in_place && std::memcmp(send.data(), input.data(), input.size()) != 0) job.wrong(call + ": the input changed");
+  }
+}
+
 size_t window_bytes() {
   const char* text = std::getenv("HCOMM_WINDOW_BYTES");
   if (!text || !*text) return size_t{1} << 20;
@@ -126,19 +230,8 @@ size_t window_bytes() {
   return *unit == 'K' || *unit == 'k' ? n << 10 : *unit == 'M' || *unit == 'm' ? n << 20 : n;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: hcomm_direct_test ALGORITHM (under hcomm-run, with HCOMM_TUNE forcing it)\n");
-    return 2;
-  }
-  const char* algorithm = argv[1];
-  Job job;
-  job.check(hcomm_comm_init_env(&job.comm), "hcomm_comm_init_env");
-  job.check(hcomm_comm_rank(job.comm, &job.rank), "hcomm_comm_rank");
-  job.check(hcomm_comm_size(job.comm, &job.size), "hcomm_comm_size");
-
+// Allreduces of every size class (see the top).
+void run_allreduces(Job& job, const char* algorithm) {
   const size_t window = window_bytes();
   const Work works[] = {{HCOMM_FLOAT32, HCOMM_SUM}, {HCOMM_INT32, HCOMM_MAX}, {HCOMM_FLOAT64, HCOMM_AVG},
                         {HCOMM_UINT8, HCOMM_PROD}, {HCOMM_BFLOAT16, HCOMM_MIN}, {HCOMM_INT64, HCOMM_SUM}};
@@ -153,12 +246,51 @@ int main(int argc, char** argv) {
     for (bool in_place : {false, true})
       run_case(job, algorithm, memory, (size_t{1} << 20) + 5, {HCOMM_FLOAT32, HCOMM_SUM}, in_place);
   }
+}
+
+// The collectives of blocks at sizes where the selector takes one_shot for
+// them: it reads a reduce-scatter's blocks from 8 KiB (2 MiB on 2 ranks), an
+// allgather's from 4 MiB (plugins/algorithm/direct/one_shot.cpp), and a call
+// takes the choice for the power of two of bytes at or below its own, so
+// blocks twice those sizes.
+void run_blocks(Job& job, const char* algorithm) {
+  const Work works[] = {{HCOMM_FLOAT32, HCOMM_SUM}, {HCOMM_INT64, HCOMM_MAX}, {HCOMM_UINT8, HCOMM_PROD}};
+  std::vector<size_t> reduced = {size_t{4} << 20};
+  if (job.size > 2) reduced.insert(reduced.begin(), size_t{16} << 10);
+  for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered, Memory::kMixed})
+    for (const Work& w : works)
+      for (bool in_place : {false, true}) {
+        for (Blocks kind : {Blocks::kReduceScatter, Blocks::kReduceScatterV})
+          for (size_t block : reduced) run_blocks_case(job, algorithm, memory, kind, block, w, in_place);
+        if (w.op != HCOMM_MAX)  // the reduction's op means nothing to a gather
+          for (Blocks kind : {Blocks::kAllgather, Blocks::kAllgatherV})
+            run_blocks_case(job, algorithm, memory, kind, size_t{8} << 20, w, in_place);
+      }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool blocks = argc == 3 && std::strcmp(argv[2], "blocks") == 0;
+  if (argc != 2 && !blocks) {
+    std::fprintf(stderr, "usage: hcomm_direct_test ALGORITHM [blocks] (under hcomm-run, with HCOMM_TUNE forcing it)\n");
+    return 2;
+  }
+  const char* algorithm = argv[1];
+  Job job;
+  job.check(hcomm_comm_init_env(&job.comm), "hcomm_comm_init_env");
+  job.check(hcomm_comm_rank(job.comm, &job.rank), "hcomm_comm_rank");
+  job.check(hcomm_comm_size(job.comm, &job.size), "hcomm_comm_size");
+  if (blocks)
+    run_blocks(job, algorithm);
+  else
+    run_allreduces(job, algorithm);
 
   uint64_t mine = static_cast<uint64_t>(job.failures), all = 0;
   job.check(hcomm_allreduce(&mine, &all, 1, HCOMM_UINT64, HCOMM_SUM, job.comm, nullptr), "allreduce of failures");
   if (job.rank == 0)
-    std::printf("%s allreduce on %d ranks: %s\n", algorithm, job.size,
-                all ? (std::to_string(all) + " wrong results (see above)").c_str() : "all correct");
+    std::printf("%s %s on %d ranks: %s\n", algorithm, blocks ? "reduce_scatter(_v) and allgather(v)" : "allreduce",
+                job.size, all ? (std::to_string(all) + " wrong results (see above)").c_str() : "all correct");
   job.check(hcomm_comm_destroy(job.comm), "hcomm_comm_destroy");
   return all ? 1 : 0;
 }

@@ -8,6 +8,8 @@
 // algorithm may decline a case, but not all of them.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "algorithm_plugins.hpp"
 #include "algorithm_run.hpp"
 
@@ -97,9 +99,11 @@ TEST_P(AlgorithmConformance, MatchesTheSerialReference) {
 }
 
 // Costs are times: not negative, and not falling as the message grows
-// (v-collectives: their random counts do not grow with the mean). Infinity
-// says that the algorithm does not serve the call (as in a view it cannot
-// use); a call it builds gets a finite cost (the conformance cases check).
+// (v-collectives: their random counts do not grow with the mean) over the
+// sizes an algorithm serves. Infinity says that it does not serve the call
+// (as in a view it cannot use; one_shot serves small and large allgathers,
+// and leaves those between to the message algorithms); a call it builds
+// gets a finite cost (the conformance cases check).
 TEST_P(AlgorithmConformance, CostGrowsWithTheMessage) {
   const AlgorithmEntry& entry = GetParam();
   const CollTraits& t = *coll_traits(entry.coll);
@@ -121,10 +125,10 @@ TEST_P(AlgorithmConformance, CostGrowsWithTheMessage) {
         const hcomm_comm_view_t comm = comm_view(n, 0, view);
         const double cost = entry.desc->cost(&args.at(0), &comm);
         EXPECT_TRUE(cost >= 0) << c.describe() << ": cost " << cost;
-        if (!t.variable) {
+        if (!t.variable && std::isfinite(cost)) {
           EXPECT_GE(cost, previous) << c.describe() << ": cheaper than a smaller message";
+          previous = cost;
         }
-        previous = cost;
       }
     }
 }

@@ -97,4 +97,9 @@ void build_rounds(const DirectCall& direct, RoundKind kind, ScheduleWriter& out)
 int32_t reduce_from_all(const Call& call, ScheduleWriter& out, hcomm_bufref_t src, hcomm_bufref_t dst, uint64_t bytes,
                         int32_t own_ready, bool unread);
 
+// This rank's reads of its peers' buffers are done once step `read` is:
+// kDoneReading to every peer, then every peer's (its own buffers are read
+// until then, and belong to the caller after). Returns the last wait.
+int32_t finish_peer_reads(const Call& call, ScheduleWriter& out, int32_t read);
+
 }  // namespace hcomm::algo

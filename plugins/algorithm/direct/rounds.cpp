@@ -54,6 +54,11 @@ int32_t reduce_from_all(const Call& call, ScheduleWriter& out, hcomm_bufref_t sr
   return previous;
 }
 
+int32_t finish_peer_reads(const Call& call, ScheduleWriter& out, int32_t read) {
+  signal_all(call, out, kDoneReading, read);
+  return wait_all(call, out, kDoneReading, -1);
+}
+
 namespace {
 
 // This rank's slice of the piece reduced, put back into its window and

@@ -123,8 +123,7 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
     if (last_read >= 0) wait_whole(s, last_read);
     last_read = out.add(s);
   }
-  signal_all(call, out, kDoneReading, last_read);
-  wait_all(call, out, kDoneReading, -1);
+  finish_peer_reads(call, out, last_read);
 }
 
 // Pushed: each rank stores its input's slice p into rank p's window (a slot
