@@ -94,7 +94,7 @@ int32_t halve(const Call& call, ScheduleWriter& out, const FoldedHypercube& cube
 }
 
 Doubled double_up(const Call& call, ScheduleWriter& out, const FoldedHypercube& cube, const Bounds& bounds,
-                  uint32_t first_match, int32_t own_part, std::initializer_list<int32_t> ready) {
+                  uint32_t first_match, int32_t own_part, std::initializer_list<int32_t> ready, bool from_send) {
   const size_t es = call.args.dtype_size;
   Doubled x;
   for (int round = 0; round < cube.rounds(); ++round) {
@@ -102,13 +102,17 @@ Doubled double_up(const Call& call, ScheduleWriter& out, const FoldedHypercube& 
     const int64_t mine = cube.group(span), theirs = mine ^ span;
     const uint32_t match = first_match + static_cast<uint32_t>(round);
     const uint64_t send_bytes = bounds[mine + span] - bounds[mine];
-    hcomm_step_t send = transfer(HCOMM_STEP_SEND, cube.peer(span), match, at(HCOMM_BUF_RECV, bounds[mine]), send_bytes,
+    const bool own_block = round == 0 && from_send;
+    hcomm_step_t send = transfer(HCOMM_STEP_SEND, cube.peer(span), match,
+                                 own_block ? at(HCOMM_BUF_SEND, 0) : at(HCOMM_BUF_RECV, bounds[mine]), send_bytes,
                                  out.chunks(send_bytes, es));
     if (round == 0) {
       if (own_part >= 0) wait_chunkwise(send, own_part);
-      wait_all(send, ready);
-    } else
+      if (!from_send) wait_all(send, ready);
+    } else {
       wait_all(send, {x.last_send, x.last_recv});
+      if (round == 1 && from_send) wait_all(send, ready);
+    }
     x.last_send = out.add(send);
     const uint64_t recv_bytes = bounds[theirs + span] - bounds[theirs];
     x.last_recv = out.add(transfer(HCOMM_STEP_RECV, cube.peer(span), match, at(HCOMM_BUF_RECV, bounds[theirs]),

@@ -66,11 +66,14 @@ struct Doubled {
 // `own_part` chunk by chunk (the step that wrote that part, in as many
 // chunks; -1 for none) and waits for all of `ready`; round k + 1's send
 // waits for round k's send and receive, so it follows every earlier step.
+// With `from_send` the own part is this rank's block, sent from SEND while
+// a step of `ready` copies it into RECV, which round 1's send waits for.
 // After a halving, a receive overwrites the range this rank sent in the
 // halving round at the same distance; it can, as the partner sends that
 // range only once it has reduced what it received there.
 Doubled double_up(const Call& call, ScheduleWriter& out, const FoldedHypercube& cube, const Bounds& bounds,
-                  uint32_t first_match, int32_t own_part, std::initializer_list<int32_t> ready);
+                  uint32_t first_match, int32_t own_part, std::initializer_list<int32_t> ready,
+                  bool from_send = false);
 
 // The link a round's pairs at `distance` use: between hosts if any pair
 // spans two, its per-byte cost times the most ranks of one host that send
