@@ -120,24 +120,16 @@ void run_case(Job& job, const char* algorithm, Memory memory, size_t count, Work
   }
 }
 
-// The collectives of per-rank blocks that ALGORITHM reads from the peers'
-// buffers: reduce_scatter(_v) and allgather(v) with blocks of about
-// `block_bytes` (the v forms: block r a few elements shorter for larger r,
-// rank 1's empty, and allgatherv's blocks apart, with the gaps checked
-// untouched), in place and not.
-enum class Blocks { kReduceScatter, kReduceScatterV, kAllgather, kAllgatherV };
-const char* blocks_name(Blocks b) {
-  return b == Blocks::kReduceScatter    ? "reduce_scatter"
-         : b == Blocks::kReduceScatterV ? "reduce_scatter_v"
-         : b == Blocks::kAllgather      ? "allgather"
-                                        : "allgatherv";
-}
-
-void run_blocks_case(Job& job, const char* algorithm, Memory memory, Blocks kind, size_t block_bytes, Work w,
+// A collective of per-rank blocks that ALGORITHM reads from the peers'
+// buffers (reduce_scatter(_v), allgather(v)) with blocks of about
+// `block_bytes`, in place or not. The v forms' blocks differ in size (on
+// more than 2 ranks rank 1's is empty), and allgatherv's lie apart, with
+// the gaps checked untouched.
+void run_blocks_case(Job& job, const char* algorithm, Memory memory, hcomm_coll_t coll, size_t block_bytes, Work w,
                      bool in_place) {
   const size_t es = hcomm_dtype_size(w.dtype), n = static_cast<size_t>(job.size), me = static_cast<size_t>(job.rank);
-  const bool variable = kind == Blocks::kReduceScatterV || kind == Blocks::kAllgatherV;
-  const bool reduces = kind == Blocks::kReduceScatter || kind == Blocks::kReduceScatterV;
+  const bool variable = coll == HCOMM_COLL_REDUCE_SCATTER_V || coll == HCOMM_COLL_ALLGATHERV;
+  const bool reduces = coll == HCOMM_COLL_REDUCE_SCATTER || coll == HCOMM_COLL_REDUCE_SCATTER_V;
   const size_t count = block_bytes / es + 3;
   // The v forms' blocks as many elements in all: rank 1's empty on more than
   // 2 ranks (rank 0's twice as large), the others 3r shorter (rank 0's longer).
@@ -149,16 +141,16 @@ void run_blocks_case(Job& job, const char* algorithm, Memory memory, Blocks kind
   }
   size_t extent = 0;
   for (size_t r = 0; r < n; ++r) {
-    displs[r] = extent + (kind == Blocks::kAllgatherV ? 3 * r : 0);  // gaps of 3 elements before block r > 0
+    displs[r] = extent + (coll == HCOMM_COLL_ALLGATHERV ? 3 * r : 0);  // gaps of 3 elements before block r > 0
     extent = displs[r] + counts[r];
   }
-  const std::string what = std::string(algorithm) + " " + blocks_name(kind) + " of blocks of " +
+  const char* names[] = {"reduce_scatter", "reduce_scatter_v", "allgather", "allgatherv"};
+  const std::string what = std::string(algorithm) + " " + names[reduces ? variable : 2 + variable] + " of blocks of " +
                            std::to_string(count) + " " + hcomm_dtype_name(w.dtype) +
                            (reduces ? std::string(" ") + hcomm_op_name(w.op) : "") + " on " + memory_name(memory) +
                            " buffers" + (in_place ? ", in place" : "");
   if (!variable) {
     const char* used = nullptr;
-    const hcomm_coll_t coll = reduces ? HCOMM_COLL_REDUCE_SCATTER : HCOMM_COLL_ALLGATHER;
     job.check(hcomm_comm_query_algorithm(job.comm, coll, count, w.dtype, &used), "hcomm_comm_query_algorithm");
     if (!used || std::strcmp(used, algorithm) != 0) job.wrong(what + ": the selector chose " + (used ? used : "none"));
   }
@@ -199,17 +191,15 @@ void run_blocks_case(Job& job, const char* algorithm, Memory memory, Blocks kind
     }
     if (!input.empty()) std::memcpy(input_at, input.data(), input.size());
     hcomm_result_t rc = HCOMM_SUCCESS;
-    switch (kind) {
-      case Blocks::kReduceScatter:
+    switch (coll) {
+      case HCOMM_COLL_REDUCE_SCATTER:
         rc = hcomm_reduce_scatter(input_at, result_at, count, w.dtype, w.op, job.comm, nullptr);
         break;
-      case Blocks::kReduceScatterV:
+      case HCOMM_COLL_REDUCE_SCATTER_V:
         rc = hcomm_reduce_scatter_v(input_at, result_at, counts.data(), w.dtype, w.op, job.comm, nullptr);
         break;
-      case Blocks::kAllgather: rc = hcomm_allgather(input_at, base, count, w.dtype, job.comm, nullptr); break;
-      case Blocks::kAllgatherV:
-        rc = hcomm_allgatherv(input_at, base, counts.data(), displs.data(), w.dtype, job.comm, nullptr);
-        break;
+      case HCOMM_COLL_ALLGATHER: rc = hcomm_allgather(input_at, base, count, w.dtype, job.comm, nullptr); break;
+      default: rc = hcomm_allgatherv(input_at, base, counts.data(), displs.data(), w.dtype, job.comm, nullptr); break;
     }
     job.check(rc, what);
     const std::string call = what + " (call " + std::to_string(repeat + 1) + ")";
@@ -260,11 +250,11 @@ void run_blocks(Job& job, const char* algorithm) {
   for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered, Memory::kMixed})
     for (const Work& w : works)
       for (bool in_place : {false, true}) {
-        for (Blocks kind : {Blocks::kReduceScatter, Blocks::kReduceScatterV})
-          for (size_t block : reduced) run_blocks_case(job, algorithm, memory, kind, block, w, in_place);
+        for (hcomm_coll_t coll : {HCOMM_COLL_REDUCE_SCATTER, HCOMM_COLL_REDUCE_SCATTER_V})
+          for (size_t block : reduced) run_blocks_case(job, algorithm, memory, coll, block, w, in_place);
         if (w.op != HCOMM_MAX)  // the reduction's op means nothing to a gather
-          for (Blocks kind : {Blocks::kAllgather, Blocks::kAllgatherV})
-            run_blocks_case(job, algorithm, memory, kind, size_t{8} << 20, w, in_place);
+          for (hcomm_coll_t coll : {HCOMM_COLL_ALLGATHER, HCOMM_COLL_ALLGATHERV})
+            run_blocks_case(job, algorithm, memory, coll, size_t{8} << 20, w, in_place);
       }
 }
 

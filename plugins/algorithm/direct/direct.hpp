@@ -1,6 +1,7 @@
 // The direct algorithms: every rank reads its peers' data where the host
 // maps it (HCOMM_VIEW_MAPPED), with no messages: "one_shot" (each rank
-// reads every other rank's part itself: allreduce, broadcast, barrier) and
+// reads every other rank's part itself: allreduce, reduce, broadcast,
+// allgather(v), reduce_scatter(_v), barrier) and
 // "two_shot" (each rank reduces a 1/n slice, then gathers the others'
 // slices). Both decline without mapped memory.
 #pragma once

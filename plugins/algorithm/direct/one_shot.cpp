@@ -232,11 +232,12 @@ void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
 // Where one_shot reads the peers' buffers for an allgather(v) or a
 // reduce-scatter(v) whose largest block is `block` bytes (every rank sees
 // the same), and leaves smaller blocks to the message algorithms (its cost is
-// infinite there, and it declines). hcomm-perf --sweep-algos
-// --rounds 3, fresh inputs, malloc'd and hcomm_mem_alloc buffers, against
-// ring: an allgather 0.74-0.84 of the time from 4 MiB blocks on 2 ranks
-// (64 KiB-2 MiB 1.0-1.4), level on 4; a reduce-scatter 0.64-0.73 from 2 MiB
-// on 2 ranks (64 KiB-1 MiB 1.0-1.3), 0.55-0.93 from 64 KiB on 4.
+// infinite there, and it declines). hcomm-perf --sweep-algos --rounds 3,
+// fresh inputs, malloc'd and hcomm_mem_alloc buffers, against the best
+// message algorithm: an allgather 0.72-0.98 of the time from 4 MiB blocks on
+// 2 ranks (64 KiB-2 MiB 1.0-1.4), 0.9-1.26 on 4 (on 2 cores); a
+// reduce-scatter 0.53-0.87 from 2 MiB on 2 ranks (128 KiB-1 MiB 1.0-1.3),
+// 0.57-0.91 from 16 KiB on 4 (8 and 32 KiB with malloc'd buffers 1.05-1.08).
 constexpr uint64_t kGatherFromPeersFrom = 4 << 20;
 constexpr uint64_t kTwoRankReduceScatterFrom = 2 << 20;
 bool from_peers(const hcomm_comm_view_t& view, bool gathers, uint64_t block) {
@@ -345,17 +346,17 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   }
   const bool gathers = args->coll == HCOMM_COLL_ALLGATHER || args->coll == HCOMM_COLL_ALLGATHERV;
   if (gathers || args->coll == HCOMM_COLL_REDUCE_SCATTER || args->coll == HCOMM_COLL_REDUCE_SCATTER_V) {
-    const BlockLayout blocks = gathers ? BlockLayout::recv(*args, view->nranks) : BlockLayout::send(*args, view->nranks);
-    const double block = static_cast<double>(blocks.max_bytes()), peers = view->nranks - 1;
+    const uint64_t largest =
+        (gathers ? BlockLayout::recv(*args, view->nranks) : BlockLayout::send(*args, view->nranks)).max_bytes();
+    const double block = static_cast<double>(largest), peers = view->nranks - 1;
     // From the peers' buffers: the others' blocks loaded, or this rank's
     // block of every input combined; two synchronisations.
-    if (from_peers(*view, gathers, blocks.max_bytes()))
+    if (from_peers(*view, gathers, largest))
       return 2.0 * m.alpha_us + (gathers ? peers * block * m.beta_us_per_byte
                                          : block * m.beta_us_per_byte + peers * block * m.gamma_us_per_byte);
-    if (!gathers || !small_served(*view, args->coll, blocks.max_bytes()))
-      return std::numeric_limits<double>::infinity();
+    if (!gathers || !small_served(*view, args->coll, largest)) return std::numeric_limits<double>::infinity();
     // Copied in, and each block out.
-    return m.alpha_us + (in_signals(*view, args->coll, blocks.max_bytes()) ? 0.0 : view->nranks * block * m.beta_us_per_byte);
+    return m.alpha_us + (in_signals(*view, args->coll, largest) ? 0.0 : view->nranks * block * m.beta_us_per_byte);
   }
   if (args->coll == HCOMM_COLL_BROADCAST) {
     if (!small_served(*view, args->coll, bytes)) return std::numeric_limits<double>::infinity();
