@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# HComm against Open MPI and MPICH on this machine: allreduce of float32 sum,
-# 2 ranks, 8 B to 64 MiB by powers of 2, printed as one markdown table.
+# HComm against Open MPI and MPICH on this machine: allreduce (or
+# reduce-scatter) of float32 sum, 2 ranks, 8 B to 64 MiB by powers of 2,
+# printed as one markdown table.
 #
 #   benchmarks/compare_mpi.sh [BUILD]      (BUILD: HComm's build folder, default build)
 #
@@ -21,8 +22,9 @@
 # are; step: rewritten inside the timed part, the time of such a step; see
 # the benchmark), BUFFERS (malloc, or alloc_mem: each library's
 # allocator for communication buffers, MPI_Alloc_mem and hcomm_mem_alloc,
-# whose memory HComm's ranks map: its zero-copy path). Run it on a quiet
-# machine: small sizes are sensitive to load.
+# whose memory HComm's ranks map: its zero-copy path), COLL (allreduce, or
+# reduce_scatter: MPI_Reduce_scatter_block, sizes each rank's block). Run it
+# on a quiet machine: small sizes are sensitive to load.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -33,6 +35,7 @@ iters=${ITERS:-50}
 max_bytes=${MAX_BYTES:-64M}
 inputs=${INPUTS:-reused}
 buffers=${BUFFERS:-malloc}
+coll=${COLL:-allreduce}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -48,7 +51,11 @@ if ((${#missing[@]})); then
 fi
 
 bench=$root/benchmarks/mpi/allreduce_bench.c
-args=(8 "$max_bytes" "$warmup" "$iters" "$inputs" "$buffers")
+args=(8 "$max_bytes" "$warmup" "$iters" "$inputs" "$buffers" "$coll")
+case $coll in
+  allreduce | reduce_scatter) ;;
+  *) echo "compare_mpi.sh: COLL=$coll: expected allreduce or reduce_scatter" >&2; exit 2 ;;
+esac
 case $buffers in
   malloc) perf_buffers=malloc ;;
   alloc_mem) perf_buffers=alloc ;;
@@ -83,14 +90,14 @@ for ((round = 1; round <= rounds; ++round)); do
   run openmpi.$round mpirun.openmpi "${ompi_flags[@]}" -n 2 "$work/bench.openmpi" "${args[@]}"
   run mpich.$round mpiexec.mpich -n 2 "$work/bench.mpich" "${args[@]}"
 done
-run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n 2 "$build/bin/hcomm-perf" -c allreduce -d float32 -o sum \
+run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n 2 "$build/bin/hcomm-perf" -c "$coll" -d float32 -o sum \
   -b 8 -e "$max_bytes" -f 2 -w "$warmup" -n "$iters" "${perf_args[@]}"
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r);" \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); $(mpirun.openmpi --version | head -1);" \
   "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')"
-echo "2 ranks, allreduce of float32 sum, $inputs inputs, $buffers buffers; times in microseconds, the median of $iters calls" \
+echo "2 ranks, $coll of float32 sum, $inputs inputs, $buffers buffers; times in microseconds, the median of $iters calls" \
   "after $warmup warm-ups (the slowest rank's), the best of $rounds rounds that run the three in turn."
 echo
 echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"

@@ -1,7 +1,8 @@
-/* Allreduce of float32 sum over a sweep of sizes, one program for MPI and
- * HComm so that both are timed by the same loop: powers of 2 from MIN to MAX
- * bytes, WARMUP untimed calls, then ITERS calls timed one by one, back to
- * back. Per size, rank 0 prints the size in bytes, the median and the mean
+/* Allreduce (or reduce-scatter) of float32 sum over a sweep of sizes, one
+ * program for MPI and HComm so that both are timed by the same loop: powers
+ * of 2 from MIN to MAX bytes, WARMUP untimed calls, then ITERS calls timed
+ * one by one, back to back. A reduce-scatter's size is each rank's block
+ * (its input n blocks, as hcomm-perf counts it). Per size, rank 0 prints the size in bytes, the median and the mean
  * of the timed calls in microseconds (each the largest over the ranks).
  * Buffers are allocated and touched once, and the ranks settle for a second
  * of small calls, before the sweep; after the timed calls of each size one
@@ -22,11 +23,11 @@
  * library's own allocator for communication buffers (MPI_Alloc_mem;
  * hcomm_mem_alloc, memory the ranks of a host map, HComm's zero-copy path).
  *
- *   mpicc allreduce_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS BUFFERS]
+ *   mpicc allreduce_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS BUFFERS COLL]
  *   cc -DBENCH_HCOMM allreduce_bench.c -lhcomm; hcomm-run -n 2 a.out [...]
  *
- * Defaults 8 64M 10 50 reused malloc; sizes take K, M, G suffixes (powers of
- * 1024).
+ * Defaults 8 64M 10 50 reused malloc allreduce (COLL: allreduce or
+ * reduce_scatter); sizes take K, M, G suffixes (powers of 1024).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdio.h>
@@ -54,6 +55,9 @@ static void start(int* argc, char*** argv, int* rank, int* nranks) {
 }
 static void allreduce_floats(const float* send, float* recv, size_t count) {
   checked(hcomm_allreduce(send, recv, count, HCOMM_FLOAT32, HCOMM_SUM, comm, NULL), "hcomm_allreduce");
+}
+static void reduce_scatter_floats(const float* send, float* recv, size_t count) {
+  checked(hcomm_reduce_scatter(send, recv, count, HCOMM_FLOAT32, HCOMM_SUM, comm, NULL), "hcomm_reduce_scatter");
 }
 static void max_doubles(const double* in, double* out, int n) {
   checked(hcomm_allreduce(in, out, (size_t)n, HCOMM_FLOAT64, HCOMM_MAX, comm, NULL), "hcomm_allreduce");
@@ -84,6 +88,9 @@ static void start(int* argc, char*** argv, int* rank, int* nranks) {
 }
 static void allreduce_floats(const float* send, float* recv, size_t count) {
   MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+static void reduce_scatter_floats(const float* send, float* recv, size_t count) {
+  MPI_Reduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 }
 static void max_doubles(const double* in, double* out, int n) {
   MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -156,13 +163,19 @@ static void rewrite(float* send, size_t count, long it) {
   for (size_t i = 0; i < count; ++i) send[i] = (float)(it & 7);
 }
 
-/* Each rank contributes rank + 1 + (i mod 7): small integers, so that the sum
- * is exact in float32 whatever the order. Returns the wrong elements. */
-static long check(float* send, float* recv, size_t count, int rank, int nranks) {
-  for (size_t i = 0; i < count; ++i) send[i] = (float)(rank + 1 + (int)(i % 7));
-  allreduce_floats(send, recv, count);
+typedef void (*collective_fn)(const float* send, float* recv, size_t count);
+
+/* Each rank contributes rank + 1 + (i mod 7) as input element i (of `inputs`):
+ * small integers, so that the sum is exact in float32 whatever the order.
+ * Result element i is input element `first` + i summed. Returns the wrong
+ * elements. */
+static long check(collective_fn collective, float* send, float* recv, size_t count, size_t inputs, size_t first,
+                  int rank, int nranks) {
+  for (size_t i = 0; i < inputs; ++i) send[i] = (float)(rank + 1 + (int)(i % 7));
+  collective(send, recv, count);
   long wrong = 0;
-  for (size_t i = 0; i < count; ++i) wrong += recv[i] != (float)(nranks * (nranks + 1) / 2 + nranks * (int)(i % 7));
+  for (size_t i = 0; i < count; ++i)
+    wrong += recv[i] != (float)(nranks * (nranks + 1) / 2 + nranks * (int)((first + i) % 7));
   return wrong;
 }
 
@@ -173,39 +186,45 @@ int main(int argc, char** argv) {
   const long warmup = arg(argc, argv, 3, 10), iters = arg(argc, argv, 4, 50);
   const char* inputs = argc > 5 ? argv[5] : "reused";
   const char* buffers = argc > 6 ? argv[6] : "malloc";
+  const char* coll = argc > 7 ? argv[7] : "allreduce";
   const int step = strcmp(inputs, "step") == 0, fresh = step || strcmp(inputs, "fresh") == 0;
   const int library_memory = strcmp(buffers, "alloc_mem") == 0;
+  const int scatters = strcmp(coll, "reduce_scatter") == 0;
   if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1 ||
-      (!fresh && strcmp(inputs, "reused") != 0) || (!library_memory && strcmp(buffers, "malloc") != 0)) {
+      (!fresh && strcmp(inputs, "reused") != 0) || (!library_memory && strcmp(buffers, "malloc") != 0) ||
+      (!scatters && strcmp(coll, "allreduce") != 0)) {
     if (rank == 0)
       fprintf(stderr,
-              "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh|step] [malloc|alloc_mem]] "
-              "(MIN >= 4 bytes, ITERS >= 1)\n");
+              "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh|step] [malloc|alloc_mem] "
+              "[allreduce|reduce_scatter]] (MIN >= 4 bytes, ITERS >= 1)\n");
     quit(2);
   }
-  float* send = acquire((size_t)max_bytes, library_memory);
+  const collective_fn collective = scatters ? reduce_scatter_floats : allreduce_floats;
+  const size_t blocks = scatters ? (size_t)nranks : 1; /* of the input */
+  float* send = acquire((size_t)max_bytes * blocks, library_memory);
   float* recv = acquire((size_t)max_bytes, library_memory);
   double* times = malloc(sizeof(double) * (size_t)iters);
   if (!send || !recv || !times) {
-    fprintf(stderr, "rank %d: cannot allocate two buffers of %ld bytes\n", rank, max_bytes);
+    fprintf(stderr, "rank %d: cannot allocate buffers of %ld and %ld bytes\n", rank, max_bytes * (long)blocks,
+            max_bytes);
     quit(1);
   }
-  memset(send, 0, (size_t)max_bytes);
+  memset(send, 0, (size_t)max_bytes * blocks);
   memset(recv, 0, (size_t)max_bytes);
   settle(1.0);
   if (rank == 0)
-    printf("# %d ranks, %s inputs, %s buffers; size(B) median(us) mean(us), the largest over the ranks\n", nranks,
-           inputs, buffers);
+    printf("# %d ranks, %s, %s inputs, %s buffers; size(B) median(us) mean(us), the largest over the ranks\n", nranks,
+           coll, inputs, buffers);
   long wrong = 0;
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const size_t count = (size_t)bytes / sizeof(float);
     barrier();
     double total = 0;
     for (long it = 0; it < warmup + iters; ++it) {
-      if (fresh && !step) rewrite(send, count, it);
+      if (fresh && !step) rewrite(send, count * blocks, it);
       const double t0 = seconds();
-      if (step) rewrite(send, count, it);
-      allreduce_floats(send, recv, count);
+      if (step) rewrite(send, count * blocks, it);
+      collective(send, recv, count);
       const double elapsed = seconds() - t0;
       if (it >= warmup) {
         times[it - warmup] = elapsed;
@@ -215,7 +234,7 @@ int main(int argc, char** argv) {
     const double mine[2] = {median(times, (int)iters) * 1e6, total / (double)iters * 1e6};
     double slowest[2];
     max_doubles(mine, slowest, 2);
-    wrong += check(send, recv, count, rank, nranks);
+    wrong += check(collective, send, recv, count, count * blocks, scatters ? (size_t)rank * count : 0, rank, nranks);
     if (rank == 0) printf("%ld %.3f %.3f\n", bytes, slowest[0], slowest[1]);
     fflush(stdout);
   }
