@@ -239,14 +239,15 @@ void run_allreduces(Job& job, const char* algorithm) {
 }
 
 // The collectives of blocks at sizes where the selector takes one_shot for
-// them: it reads a reduce-scatter's blocks from 8 KiB (2 MiB on 2 ranks), an
-// allgather's from 4 MiB (plugins/algorithm/direct/one_shot.cpp), and a call
-// takes the choice for the power of two of bytes at or below its own, so
-// blocks twice those sizes.
+// them: a reduce-scatter's blocks up to 256 bytes in the signals, and it
+// reads them from 8 KiB (2 MiB on 2 ranks), an allgather's from 4 MiB
+// (plugins/algorithm/direct/one_shot.cpp); a call takes the choice for the
+// power of two of bytes at or below its own, so blocks twice those sizes
+// (and 100 bytes, whose v forms' largest block is 200).
 void run_blocks(Job& job, const char* algorithm) {
   const Work works[] = {{HCOMM_FLOAT32, HCOMM_SUM}, {HCOMM_INT64, HCOMM_MAX}, {HCOMM_UINT8, HCOMM_PROD}};
-  std::vector<size_t> reduced = {size_t{4} << 20};
-  if (job.size > 2) reduced.insert(reduced.begin(), size_t{16} << 10);
+  std::vector<size_t> reduced = {100, size_t{4} << 20};
+  if (job.size > 2) reduced.insert(reduced.begin() + 1, size_t{16} << 10);
   for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered, Memory::kMixed})
     for (const Work& w : works)
       for (bool in_place : {false, true}) {

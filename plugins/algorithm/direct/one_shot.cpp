@@ -53,8 +53,8 @@ void reduce_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out, uin
   out.add(back);
 }
 
-// An allreduce's input travels in the signals, over several flags' lines,
-// up to kAllreduceInSignals; a broadcast's data, a reduce's input or an
+// An allreduce's input (a reduce-scatter's blocks) travels in the signals,
+// over several flags' lines, up to kAllreduceInSignals; a broadcast's data, a reduce's input or an
 // allgather's block in a flag's line (HCOMM_SIGNAL_PAYLOAD_BYTES). 2 ranks,
 // the best of 3-4 runs: an allreduce of 64 and 128 bytes 0.28 and 0.30 us
 // against 0.31 and 0.33 through the window, 256 bytes 0.34 against 0.33,
@@ -64,36 +64,43 @@ void reduce_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out, uin
 constexpr uint64_t kAllreduceInSignals = 256;
 static_assert(kAllreduceInSignals <= HCOMM_SIGNAL_MAX_PAYLOAD_BYTES, "a signal carries an allreduce's input");
 bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
-  const uint64_t most = coll == HCOMM_COLL_ALLREDUCE ? kAllreduceInSignals : HCOMM_SIGNAL_PAYLOAD_BYTES;
+  const bool reduced_by_all = coll == HCOMM_COLL_ALLREDUCE || coll == HCOMM_COLL_REDUCE_SCATTER ||
+                              coll == HCOMM_COLL_REDUCE_SCATTER_V;
+  const uint64_t most = reduced_by_all ? kAllreduceInSignals : HCOMM_SIGNAL_PAYLOAD_BYTES;
   return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= most;
 }
 
 // A message that fits in the signals (in_signals) travels in them: every
 // rank signals its input to every peer (`to_peers`; a reduce's root signals
 // none) with kInputReady, and reduces the inputs in rank order once they are
-// here. Peers' inputs land in scratch, one slot per rank. This rank's own is
-// read from SEND, or from its slot where the first reduction into RECV would
-// overwrite it before its turn (in place, with more than 2 ranks).
-void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers) {
+// here; with `blocks` (a reduce-scatter) it signals block p to rank p and
+// reduces its own block of every input. Peers' inputs land in scratch, one
+// slot per rank. This rank's own is read from SEND, or from its slot where
+// the first reduction into RECV would overwrite it before its turn (in
+// place, with more than 2 ranks).
+void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers, const BlockLayout* blocks = nullptr) {
   const Call& call = direct.call;
-  const uint64_t b = call.bytes;
   const int n = call.nranks, me = call.rank;
-  direct.builder.need_scratch(&direct.builder, b * static_cast<uint64_t>(n));
+  const auto part = [&](int p) { return at(HCOMM_BUF_SEND, blocks ? blocks->offset(p) : 0); };
+  const auto part_bytes = [&](int p) { return blocks ? blocks->bytes(p) : call.bytes; };
+  const uint64_t b = part_bytes(me);
+  if (b) direct.builder.need_scratch(&direct.builder, b * static_cast<uint64_t>(n));
   const auto slot = [b](int r) { return at(HCOMM_BUF_SCRATCH, r * b); };
-  const bool copy_own = call.args.in_place && n > 2;
-  const hcomm_bufref_t own = copy_own ? slot(me) : at(HCOMM_BUF_SEND, 0);
+  const bool copy_own = call.args.in_place && n > 2 && b;
+  const hcomm_bufref_t own = copy_own ? slot(me) : part(me);
   int32_t copied = -1;
-  if (copy_own)
-    copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = own, .bytes = b, .nchunks = 1});
+  if (copy_own) copied = out.add({.kind = HCOMM_STEP_COPY, .src = part(me), .dst = own, .bytes = b, .nchunks = 1});
   std::vector<int32_t> arrived(n, -1);
   int32_t signalled = -1;
   for (int p = 0; p < n && to_peers; ++p) {
-    if (p == me) continue;
-    hcomm_step_t signal = {
-        .kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = own, .bytes = b, .nchunks = 1};
-    if (copied >= 0) wait_whole(signal, copied);
+    if (p == me || part_bytes(p) == 0) continue;
+    // A reduce-scatter's block p is no rank's result here: it stays as it is.
+    hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = blocks ? part(p) : own,
+                           .bytes = part_bytes(p), .nchunks = 1};
+    if (copied >= 0 && !blocks) wait_whole(signal, copied);
     signalled = out.add(signal);
   }
+  if (b == 0) return;
   for (int p = 0; p < n; ++p)
     if (p != me)
       arrived[p] = out.add(
@@ -279,12 +286,14 @@ void build_allgather_from_peers(const DirectCall& direct, const BlockLayout& blo
   finish_peer_reads(call, out, last);
 }
 
-// Reduce-scatter(v): each rank combines its block of every rank's SEND
-// (in place, RECV is its own block of SEND, which no peer reads).
+// Reduce-scatter(v): small blocks in the signals; larger, each rank combines
+// its block of every rank's SEND (in place, RECV is its own block of SEND,
+// which no peer reads).
 void build_reduce_scatter(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   if (call.args.coll == HCOMM_COLL_REDUCE_SCATTER_V) check_recv_layout(call, false);
   const BlockLayout blocks = BlockLayout::send(call.args, call.nranks);
+  if (in_signals(direct.view, call.args.coll, blocks.max_bytes())) return build_inline(direct, out, true, &blocks);
   check_from_peers(direct, false, blocks.max_bytes());
   reduce_from_peer_buffers(direct, out, blocks.offset(call.rank), blocks.bytes(call.rank), false);
 }
@@ -349,6 +358,8 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
     const uint64_t largest =
         (gathers ? BlockLayout::recv(*args, view->nranks) : BlockLayout::send(*args, view->nranks)).max_bytes();
     const double block = static_cast<double>(largest), peers = view->nranks - 1;
+    if (!gathers && in_signals(*view, args->coll, largest))  // as an allreduce's in the signals
+      return m.alpha_us + peers * block * (m.beta_us_per_byte + m.gamma_us_per_byte);
     // From the peers' buffers: the others' blocks loaded, or this rank's
     // block of every input combined; two synchronisations.
     if (from_peers(*view, gathers, largest))
