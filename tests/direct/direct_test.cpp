@@ -240,7 +240,8 @@ void run_allreduces(Job& job, const char* algorithm) {
 
 // The collectives of blocks at sizes where the selector takes one_shot for
 // them: a reduce-scatter's blocks up to 256 bytes in the signals, and it
-// reads them from 8 KiB (2 MiB on 2 ranks), an allgather's from 4 MiB
+// reads larger ones from the peers' buffers (from 2 MiB on 2 ranks), an
+// allgather's from 4 MiB
 // (plugins/algorithm/direct/one_shot.cpp); a call takes the choice for the
 // power of two of bytes at or below its own, so blocks twice those sizes
 // (and 100 bytes, whose v forms' largest block is 200).

@@ -243,23 +243,26 @@ void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
 // fresh inputs, malloc'd and hcomm_mem_alloc buffers, against the best
 // message algorithm: an allgather 0.72-0.98 of the time from 4 MiB blocks on
 // 2 ranks (64 KiB-2 MiB 1.0-1.4), 0.9-1.26 on 4 (on 2 cores); a
-// reduce-scatter 0.53-0.87 from 2 MiB on 2 ranks (128 KiB-1 MiB 1.0-1.3),
-// 0.57-0.91 from 16 KiB on 4 (8 and 32 KiB with malloc'd buffers 1.05-1.08).
+// reduce-scatter 0.53-0.87 from 2 MiB on 2 ranks (512 B-2 KiB 1.3-1.45,
+// 4-32 KiB level, 64 KiB-1 MiB 1.0-1.3), and on 4 at every size beyond the
+// signals: 0.5-0.91 (512 B-1 MiB; 8 and 32 KiB with malloc'd buffers
+// 1.05-1.08 in one sweep), small blocks through the windows, where the core
+// copies each SEND that fits.
 constexpr uint64_t kGatherFromPeersFrom = 4 << 20;
 constexpr uint64_t kTwoRankReduceScatterFrom = 2 << 20;
 bool from_peers(const hcomm_comm_view_t& view, bool gathers, uint64_t block) {
+  if (!gathers && view.nranks > 2) return view.flags & HCOMM_VIEW_PEER_BUFFERS;
   if (!reads_peer_buffers(view, block)) return false;
-  if (gathers) return block >= kGatherFromPeersFrom;
-  return view.nranks > 2 || block >= kTwoRankReduceScatterFrom;
+  return block >= (gathers ? kGatherFromPeersFrom : kTwoRankReduceScatterFrom);
 }
 void check_from_peers(const DirectCall& direct, bool gathers, uint64_t block) {
   if (!from_peers(direct.view, gathers, block))
     HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "%s: blocks of %llu bytes are left to the message algorithms (one_shot "
-                       "reads %s blocks from %llu bytes%s, where the ranks may copy from each other's buffers)",
+                       "reads the peers' buffers, where ranks may copy from each other's, for allgather blocks from "
+                       "%llu bytes and reduce-scatter blocks from %llu on 2 ranks, of any size on more)",
                        direct.call.algorithm, static_cast<unsigned long long>(block),
-                       gathers ? "allgather" : "reduce-scatter",
-                       static_cast<unsigned long long>(gathers ? kGatherFromPeersFrom : kPeerBuffersFrom),
-                       gathers || direct.view.nranks > 2 ? "" : " on more than 2 ranks, from 2 MiB on 2");
+                       static_cast<unsigned long long>(kGatherFromPeersFrom),
+                       static_cast<unsigned long long>(kTwoRankReduceScatterFrom));
 }
 
 // Allgather(v) of large blocks (from_peers): each rank loads every other
