@@ -54,9 +54,9 @@ void reduce_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out, uin
 }
 
 // An allreduce's input (a reduce-scatter's blocks) travels in the signals,
-// over several flags' lines, up to kAllreduceInSignals; a broadcast's data, a reduce's input or an
-// allgather's block in a flag's line (HCOMM_SIGNAL_PAYLOAD_BYTES). 2 ranks,
-// the best of 3-4 runs: an allreduce of 64 and 128 bytes 0.28 and 0.30 us
+// over several flags' lines, up to kAllreduceInSignals; a broadcast's data,
+// a reduce's input or an allgather's block in a flag's line
+// (HCOMM_SIGNAL_PAYLOAD_BYTES). 2 ranks, the best of 3-4 runs: an allreduce of 64 and 128 bytes 0.28 and 0.30 us
 // against 0.31 and 0.33 through the window, 256 bytes 0.34 against 0.33,
 // 512 and 1024 bytes 0.42 and 0.60 against 0.35 and 0.37; broadcasts and
 // allgathers of 128-1024 bytes were as fast through the window or faster,
@@ -245,7 +245,7 @@ void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
 // 2 ranks (64 KiB-2 MiB 1.0-1.4), 0.9-1.26 on 4 (on 2 cores); a
 // reduce-scatter 0.53-0.87 from 2 MiB on 2 ranks (512 B-2 KiB 1.3-1.45,
 // 4-32 KiB level, 64 KiB-1 MiB 1.0-1.3), and on 4 at every size beyond the
-// signals: 0.5-0.91 (512 B-1 MiB; 8 and 32 KiB with malloc'd buffers
+// signals: 0.5-1.0 at 512 B-32 MiB (8 and 32 KiB with malloc'd buffers
 // 1.05-1.08 in one sweep), small blocks through the windows, where the core
 // copies each SEND that fits.
 constexpr uint64_t kGatherFromPeersFrom = 4 << 20;
