@@ -1,8 +1,27 @@
 #include "fifo.hpp"
 
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+
 #include "hcomm/plugin/util.hpp"
 
+#ifndef MADV_POPULATE_READ  // Linux 5.14
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
+
 namespace hcomm::shm {
+
+// A kernel without MADV_POPULATE_* refuses it: the ring's pages then fault
+// in on first touch, as they would without this.
+void RingPages::populate(uint64_t end) {
+  const uint64_t to = std::min(capacity_, align_up(std::max(end, populated_ + kStep), kPage));
+  const int advice = writes_ ? MADV_POPULATE_WRITE : MADV_POPULATE_READ;
+  const bool done = ::madvise(const_cast<std::byte*>(data_) + populated_, to - populated_, advice) == 0;
+  populated_ = done ? to : capacity_;
+}
 
 FifoProducer::FifoProducer(FifoControl& control, std::byte* data, uint64_t capacity)
     : control_(control),
@@ -10,7 +29,8 @@ FifoProducer::FifoProducer(FifoControl& control, std::byte* data, uint64_t capac
       capacity_(capacity),
       max_payload_(max_packet_bytes(capacity) - sizeof(PacketHeader)),
       head_(control.head.load(std::memory_order_relaxed)),
-      tail_seen_(control.tail.load(std::memory_order_acquire)) {}
+      tail_seen_(control.tail.load(std::memory_order_acquire)),
+      pages_(data, capacity, true) {}
 
 // A packet that would cross the end of the ring needs the rest of it as padding too.
 uint64_t FifoProducer::bytes_needed(uint64_t packet) const {
@@ -29,6 +49,7 @@ bool FifoProducer::has_room(uint64_t payload_bytes) { return room_for(bytes_need
 PacketHeader* FifoProducer::reserve(uint64_t payload_bytes) {
   const uint64_t packet = packet_bytes(payload_bytes);
   if (!room_for(bytes_needed(packet))) return nullptr;
+  pages_.cover(std::min(capacity_, head_ % capacity_ + packet));  // a packet or a pad from there
   uint64_t to_end = capacity_ - head_ % capacity_;
   if (to_end < packet) {
     auto* pad = reinterpret_cast<PacketHeader*>(data_ + head_ % capacity_);
@@ -57,7 +78,8 @@ FifoConsumer::FifoConsumer(FifoControl& control, const std::byte* data, uint64_t
       capacity_(capacity),
       max_packet_(max_packet_bytes(capacity)),
       tail_(control.tail.load(std::memory_order_relaxed)),
-      head_seen_(control.head.load(std::memory_order_acquire)) {}
+      head_seen_(control.head.load(std::memory_order_acquire)),
+      pages_(data, capacity, false) {}
 
 bool FifoConsumer::readable() {
   if (tail_ != head_seen_) return true;
@@ -82,6 +104,7 @@ const PacketHeader* FifoConsumer::peek() {
   for (;;) {
     if (!readable()) return nullptr;
     const uint64_t pos = tail_ % capacity_;
+    pages_.cover(std::min(capacity_, pos + max_packet_));
     const PacketHeader* h = validated(pos, head_seen_ - tail_);
     current_ = packet_bytes(h->payload_bytes);
     if (h->type != PacketType::Pad) return h;

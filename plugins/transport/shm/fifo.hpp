@@ -15,6 +15,31 @@
 
 namespace hcomm::shm {
 
+// The ring's pages mapped into this process ahead of the packets on the
+// first pass through it, kStep at a time (MADV_POPULATE_WRITE for the
+// producer, MADV_POPULATE_READ for the consumer), instead of a page fault
+// per 4 KiB on each side: 2 ranks, reduce-scatters of 2-8 KiB blocks, the
+// first 60 calls took 3.2-8.9 us against 1.4-3.3 once the ring had wrapped.
+// Only the part of the ring that traffic reaches is populated, as before.
+class RingPages {
+ public:
+  RingPages(const std::byte* data, uint64_t capacity, bool writes)
+      : data_(data), capacity_(capacity), writes_(writes) {}
+  // Bytes [0, end) of the ring are mapped here.
+  void cover(uint64_t end) {
+    if (end > populated_) populate(end);
+  }
+
+ private:
+  static constexpr uint64_t kStep = 64 << 10;
+  void populate(uint64_t end);
+
+  const std::byte* data_;
+  uint64_t capacity_;
+  bool writes_;
+  uint64_t populated_ = 0;
+};
+
 class FifoProducer {
  public:
   FifoProducer(FifoControl& control, std::byte* data, uint64_t capacity);
@@ -40,6 +65,7 @@ class FifoProducer {
   uint64_t head_;       // this side's copy of head, ahead of it while a packet is reserved
   uint64_t tail_seen_;  // last tail read; refreshed only when the ring looks full
   uint64_t reserved_ = 0;
+  RingPages pages_;
 };
 
 class FifoConsumer {
@@ -63,6 +89,7 @@ class FifoConsumer {
   uint64_t tail_;
   uint64_t head_seen_;
   uint64_t current_ = 0;  // size of the packet peek returned
+  RingPages pages_;
 };
 
 }  // namespace hcomm::shm
