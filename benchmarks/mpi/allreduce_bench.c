@@ -2,8 +2,9 @@
  * program for MPI and HComm so that both are timed by the same loop: powers
  * of 2 from MIN to MAX bytes, WARMUP untimed calls, then ITERS calls timed
  * one by one, back to back. A reduce-scatter's size is each rank's block
- * (its input n blocks, as hcomm-perf counts it). Per size, rank 0 prints the size in bytes, the median and the mean
- * of the timed calls in microseconds (each the largest over the ranks).
+ * (its input n blocks, as hcomm-perf counts it). Per size, rank 0 prints the
+ * size in bytes, the median and the mean of the timed calls in microseconds
+ * (each the largest over the ranks).
  * Buffers are allocated and touched once, and the ranks settle for a second
  * of small calls, before the sweep; after the timed calls of each size one
  * more call is checked element by element.

@@ -149,7 +149,9 @@ void run_blocks_case(Job& job, const char* algorithm, Memory memory, hcomm_coll_
                            std::to_string(count) + " " + hcomm_dtype_name(w.dtype) +
                            (reduces ? std::string(" ") + hcomm_op_name(w.op) : "") + " on " + memory_name(memory) +
                            " buffers" + (in_place ? ", in place" : "");
-  if (!variable) {
+  {
+    // The v forms' blocks hold n * count elements in all, as the equal
+    // blocks of count the query asks about: the selector's choice for both.
     const char* used = nullptr;
     job.check(hcomm_comm_query_algorithm(job.comm, coll, count, w.dtype, &used), "hcomm_comm_query_algorithm");
     if (!used || std::strcmp(used, algorithm) != 0) job.wrong(what + ": the selector chose " + (used ? used : "none"));

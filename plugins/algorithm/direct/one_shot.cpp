@@ -39,18 +39,16 @@ void reduce_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out, uin
   const hcomm_bufref_t result = at(in_place ? HCOMM_BUF_SCRATCH : HCOMM_BUF_RECV, 0);
   const int32_t reduced =
       bytes ? reduce_from_all(call, out, at(HCOMM_BUF_SEND, offset), result, bytes, -1, !in_place) : -1;
+  if (!in_place || bytes == 0) {
+    finish_peer_reads(call, out, reduced);
+    return;
+  }
   hcomm_step_t back = {.kind = HCOMM_STEP_COPY, .src = result, .dst = at(HCOMM_BUF_RECV, 0), .bytes = bytes,
                        .nchunks = out.chunks(bytes, call.args.dtype_size)};
-  const bool copies = in_place && bytes;
-  if (copies && !peers_read_recv) {
-    wait_chunkwise(back, reduced);
-    out.add(back);
-  }
-  const int32_t all_done = finish_peer_reads(call, out, reduced);
-  if (!copies || !peers_read_recv) return;
-  wait_whole(back, reduced);
-  wait_whole(back, all_done);
+  wait_chunkwise(back, reduced);
+  if (peers_read_recv) wait_whole(back, finish_peer_reads(call, out, reduced));
   out.add(back);
+  if (!peers_read_recv) finish_peer_reads(call, out, reduced);
 }
 
 // An allreduce's input (a reduce-scatter's blocks) travels in the signals,
