@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# HComm against Open MPI and MPICH on this machine: allreduce (or
-# reduce-scatter) of float32 sum, 2 ranks, 8 B to 64 MiB by powers of 2,
-# printed as one markdown table.
+# HComm against Open MPI and MPICH on this machine: one collective of
+# float32 (sum where it reduces; allreduce unless COLL says), 2 ranks (or
+# NRANKS), 8 B to 64 MiB by powers of 2, printed as one markdown table.
 #
 #   benchmarks/compare_mpi.sh [BUILD]      (BUILD: HComm's build folder, default build)
 #
-# All three run benchmarks/mpi/allreduce_bench.c, the same timing loop (a
+# All three run benchmarks/mpi/collective_bench.c, the same timing loop (a
 # second of small calls to settle, then per size WARMUP untimed calls and
 # the median of ITERS calls timed one by one):
 # HComm through its C API under hcomm-run over shared memory, with the
@@ -22,9 +22,11 @@
 # are; step: rewritten inside the timed part, the time of such a step; see
 # the benchmark), BUFFERS (malloc, or alloc_mem: each library's
 # allocator for communication buffers, MPI_Alloc_mem and hcomm_mem_alloc,
-# whose memory HComm's ranks map: its zero-copy path), COLL (allreduce, or
-# reduce_scatter: MPI_Reduce_scatter_block, sizes each rank's block). Run it
-# on a quiet machine: small sizes are sensitive to load.
+# whose memory HComm's ranks map: its zero-copy path), COLL (allreduce,
+# reduce_scatter (MPI_Reduce_scatter_block), allgather, alltoall, broadcast,
+# reduce, gather, scatter; sizes as hcomm-perf counts them: each rank's block
+# where the collective has one per rank; roots rank 0), NRANKS (2). Run it on
+# a quiet machine: small sizes are sensitive to load.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -36,6 +38,7 @@ max_bytes=${MAX_BYTES:-64M}
 inputs=${INPUTS:-reused}
 buffers=${BUFFERS:-malloc}
 coll=${COLL:-allreduce}
+nranks=${NRANKS:-2}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -50,11 +53,12 @@ if ((${#missing[@]})); then
   exit 1
 fi
 
-bench=$root/benchmarks/mpi/allreduce_bench.c
+bench=$root/benchmarks/mpi/collective_bench.c
 args=(8 "$max_bytes" "$warmup" "$iters" "$inputs" "$buffers" "$coll")
 case $coll in
-  allreduce | reduce_scatter) ;;
-  *) echo "compare_mpi.sh: COLL=$coll: expected allreduce or reduce_scatter" >&2; exit 2 ;;
+  allreduce | reduce_scatter | allgather | alltoall | broadcast | reduce | gather | scatter) ;;
+  *) echo "compare_mpi.sh: COLL=$coll: expected allreduce, reduce_scatter, allgather, alltoall, broadcast," \
+    "reduce, gather or scatter" >&2; exit 2 ;;
 esac
 case $buffers in
   malloc) perf_buffers=malloc ;;
@@ -69,7 +73,7 @@ mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
 cc "${cflags[@]}" -DBENCH_HCOMM -I"$root/include" -o "$work/bench.hcomm" "$bench" -L"$build/lib" -lhcomm \
   -Wl,-rpath,"$build/lib"
 
-# Open MPI refuses root unless told, and 2 ranks bound to cores would differ from the others' placement.
+# Open MPI refuses root unless told, and ranks bound to cores would differ from the others' placement.
 ompi_flags=(--bind-to none --oversubscribe)
 [[ $(id -u) -eq 0 ]] && ompi_flags+=(--allow-run-as-root)
 
@@ -86,18 +90,18 @@ run() {
 # ROUNDS rounds, the three libraries in turn within each, so that a slow
 # spell of the machine hits them alike; per size, each library's best round.
 for ((round = 1; round <= rounds; ++round)); do
-  run hcomm.$round env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n 2 "$work/bench.hcomm" "${args[@]}"
-  run openmpi.$round mpirun.openmpi "${ompi_flags[@]}" -n 2 "$work/bench.openmpi" "${args[@]}"
-  run mpich.$round mpiexec.mpich -n 2 "$work/bench.mpich" "${args[@]}"
+  run hcomm.$round env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n "$nranks" "$work/bench.hcomm" "${args[@]}"
+  run openmpi.$round mpirun.openmpi "${ompi_flags[@]}" -n "$nranks" "$work/bench.openmpi" "${args[@]}"
+  run mpich.$round mpiexec.mpich -n "$nranks" "$work/bench.mpich" "${args[@]}"
 done
-run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n 2 "$build/bin/hcomm-perf" -c "$coll" -d float32 -o sum \
+run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n "$nranks" "$build/bin/hcomm-perf" -c "$coll" -d float32 -o sum \
   -b 8 -e "$max_bytes" -f 2 -w "$warmup" -n "$iters" "${perf_args[@]}"
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r);" \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); $(mpirun.openmpi --version | head -1);" \
   "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')"
-echo "2 ranks, $coll of float32 sum, $inputs inputs, $buffers buffers; times in microseconds, the median of $iters calls" \
+echo "$nranks ranks, $coll of float32 (sum), $inputs inputs, $buffers buffers; times in microseconds, the median of $iters calls" \
   "after $warmup warm-ups (the slowest rank's), the best of $rounds rounds that run the three in turn."
 echo
 echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"

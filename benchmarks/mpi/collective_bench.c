@@ -1,10 +1,12 @@
-/* Allreduce (or reduce-scatter) of float32 sum over a sweep of sizes, one
- * program for MPI and HComm so that both are timed by the same loop: powers
- * of 2 from MIN to MAX bytes, WARMUP untimed calls, then ITERS calls timed
- * one by one, back to back. A reduce-scatter's size is each rank's block
- * (its input n blocks, as hcomm-perf counts it). Per size, rank 0 prints the
- * size in bytes, the median and the mean of the timed calls in microseconds
- * (each the largest over the ranks).
+/* One collective of float32 (sum where it reduces) over a sweep of sizes,
+ * one program for MPI and HComm so that both are timed by the same loop:
+ * powers of 2 from MIN to MAX bytes, WARMUP untimed calls, then ITERS calls
+ * timed one by one, back to back. Sizes count as hcomm-perf counts them: the
+ * whole message for allreduce, broadcast and reduce; each rank's block for
+ * reduce_scatter, allgather, alltoall, gather and scatter. Roots are rank 0;
+ * broadcast is in place (one buffer, as MPI_Bcast has). Per size, rank 0
+ * prints the size in bytes, the median and the mean of the timed calls in
+ * microseconds (each the largest over the ranks).
  * Buffers are allocated and touched once, and the ranks settle for a second
  * of small calls, before the sweep; after the timed calls of each size one
  * more call is checked element by element.
@@ -24,11 +26,11 @@
  * library's own allocator for communication buffers (MPI_Alloc_mem;
  * hcomm_mem_alloc, memory the ranks of a host map, HComm's zero-copy path).
  *
- *   mpicc allreduce_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS BUFFERS COLL]
- *   cc -DBENCH_HCOMM allreduce_bench.c -lhcomm; hcomm-run -n 2 a.out [...]
+ *   mpicc collective_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS BUFFERS COLL]
+ *   cc -DBENCH_HCOMM collective_bench.c -lhcomm; hcomm-run -n 2 a.out [...]
  *
- * Defaults 8 64M 10 50 reused malloc allreduce (COLL: allreduce or
- * reduce_scatter); sizes take K, M, G suffixes (powers of 1024).
+ * Defaults 8 64M 10 50 reused malloc allreduce; sizes take K, M, G suffixes
+ * (powers of 1024).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdio.h>
@@ -59,6 +61,25 @@ static void allreduce_floats(const float* send, float* recv, size_t count) {
 }
 static void reduce_scatter_floats(const float* send, float* recv, size_t count) {
   checked(hcomm_reduce_scatter(send, recv, count, HCOMM_FLOAT32, HCOMM_SUM, comm, NULL), "hcomm_reduce_scatter");
+}
+static void allgather_floats(const float* send, float* recv, size_t count) {
+  checked(hcomm_allgather(send, recv, count, HCOMM_FLOAT32, comm, NULL), "hcomm_allgather");
+}
+static void alltoall_floats(const float* send, float* recv, size_t count) {
+  checked(hcomm_alltoall(send, recv, count, HCOMM_FLOAT32, comm, NULL), "hcomm_alltoall");
+}
+static void broadcast_floats(const float* send, float* recv, size_t count) {
+  (void)send;
+  checked(hcomm_broadcast(recv, recv, count, HCOMM_FLOAT32, 0, comm, NULL), "hcomm_broadcast");
+}
+static void reduce_floats(const float* send, float* recv, size_t count) {
+  checked(hcomm_reduce(send, recv, count, HCOMM_FLOAT32, HCOMM_SUM, 0, comm, NULL), "hcomm_reduce");
+}
+static void gather_floats(const float* send, float* recv, size_t count) {
+  checked(hcomm_gather(send, recv, count, HCOMM_FLOAT32, 0, comm, NULL), "hcomm_gather");
+}
+static void scatter_floats(const float* send, float* recv, size_t count) {
+  checked(hcomm_scatter(send, recv, count, HCOMM_FLOAT32, 0, comm, NULL), "hcomm_scatter");
 }
 static void max_doubles(const double* in, double* out, int n) {
   checked(hcomm_allreduce(in, out, (size_t)n, HCOMM_FLOAT64, HCOMM_MAX, comm, NULL), "hcomm_allreduce");
@@ -92,6 +113,25 @@ static void allreduce_floats(const float* send, float* recv, size_t count) {
 }
 static void reduce_scatter_floats(const float* send, float* recv, size_t count) {
   MPI_Reduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+static void allgather_floats(const float* send, float* recv, size_t count) {
+  MPI_Allgather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+}
+static void alltoall_floats(const float* send, float* recv, size_t count) {
+  MPI_Alltoall(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+}
+static void broadcast_floats(const float* send, float* recv, size_t count) {
+  (void)send;
+  MPI_Bcast(recv, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+}
+static void reduce_floats(const float* send, float* recv, size_t count) {
+  MPI_Reduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+static void gather_floats(const float* send, float* recv, size_t count) {
+  MPI_Gather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+}
+static void scatter_floats(const float* send, float* recv, size_t count) {
+  MPI_Scatter(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
 }
 static void max_doubles(const double* in, double* out, int n) {
   MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -166,17 +206,49 @@ static void rewrite(float* send, size_t count, long it) {
 
 typedef void (*collective_fn)(const float* send, float* recv, size_t count);
 
-/* Each rank contributes rank + 1 + (i mod 7) as input element i (of `inputs`):
- * small integers, so that the sum is exact in float32 whatever the order.
- * Result element i is input element `first` + i summed. Returns the wrong
- * elements. */
-static long check(collective_fn collective, float* send, float* recv, size_t count, size_t inputs, size_t first,
-                  int rank, int nranks) {
-  for (size_t i = 0; i < inputs; ++i) send[i] = (float)(rank + 1 + (int)(i % 7));
-  collective(send, recv, count);
+/* A collective and its buffers, in blocks of `count` elements: 0 send blocks
+ * means the input is written into the receive buffer (broadcast in place). */
+typedef struct {
+  const char* name;
+  collective_fn run;
+  int send_blocks_per_rank, recv_blocks_per_rank; /* 0: one block; 1: one block per rank */
+  int in_recv, root_only;                          /* input in recvbuf; result on the root only */
+} collective_t;
+
+static const collective_t collectives[] = {
+    {"allreduce", allreduce_floats, 0, 0, 0, 0},   {"reduce_scatter", reduce_scatter_floats, 1, 0, 0, 0},
+    {"allgather", allgather_floats, 0, 1, 0, 0},   {"alltoall", alltoall_floats, 1, 1, 0, 0},
+    {"broadcast", broadcast_floats, 0, 0, 1, 0},   {"reduce", reduce_floats, 0, 0, 0, 1},
+    {"gather", gather_floats, 0, 1, 0, 1},         {"scatter", scatter_floats, 1, 0, 0, 0},
+};
+
+/* Rank r's input element i: small integers, so that sums are exact in
+ * float32 whatever the order. */
+static float input(int r, size_t i) { return (float)(r + 1 + (int)(i % 7)); }
+
+/* Element j of `rank`'s result. */
+static float expected(const collective_t* c, int rank, int nranks, size_t count, size_t j) {
+  const size_t block = j / count, i = j % count;
+  if (c->run == allreduce_floats || c->run == reduce_floats || c->run == reduce_scatter_floats) {
+    const size_t at = c->run == reduce_scatter_floats ? (size_t)rank * count + j : j;
+    return (float)(nranks * (nranks + 1) / 2 + nranks * (int)(at % 7));
+  }
+  if (c->run == allgather_floats || c->run == gather_floats) return input((int)block, i);
+  if (c->run == alltoall_floats) return input((int)block, (size_t)rank * count + i);
+  if (c->run == broadcast_floats) return input(0, j);
+  return input(0, (size_t)rank * count + j); /* scatter */
+}
+
+/* One call on freshly written inputs; returns this rank's wrong elements. */
+static long check(const collective_t* c, float* send, float* recv, size_t count, int rank, int nranks) {
+  const size_t inputs = count * (c->send_blocks_per_rank ? (size_t)nranks : 1);
+  const size_t results = count * (c->recv_blocks_per_rank ? (size_t)nranks : 1);
+  float* in = c->in_recv ? recv : send;
+  for (size_t i = 0; i < inputs; ++i) in[i] = input(rank, i);
+  c->run(send, recv, count);
   long wrong = 0;
-  for (size_t i = 0; i < count; ++i)
-    wrong += recv[i] != (float)(nranks * (nranks + 1) / 2 + nranks * (int)((first + i) % 7));
+  if (c->root_only && rank != 0) return 0;
+  for (size_t j = 0; j < results; ++j) wrong += recv[j] != expected(c, rank, nranks, count, j);
   return wrong;
 }
 
@@ -190,28 +262,30 @@ int main(int argc, char** argv) {
   const char* coll = argc > 7 ? argv[7] : "allreduce";
   const int step = strcmp(inputs, "step") == 0, fresh = step || strcmp(inputs, "fresh") == 0;
   const int library_memory = strcmp(buffers, "alloc_mem") == 0;
-  const int scatters = strcmp(coll, "reduce_scatter") == 0;
+  const collective_t* c = NULL;
+  for (size_t i = 0; i < sizeof collectives / sizeof *collectives; ++i)
+    if (strcmp(coll, collectives[i].name) == 0) c = &collectives[i];
   if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1 ||
-      (!fresh && strcmp(inputs, "reused") != 0) || (!library_memory && strcmp(buffers, "malloc") != 0) ||
-      (!scatters && strcmp(coll, "allreduce") != 0)) {
+      (!fresh && strcmp(inputs, "reused") != 0) || (!library_memory && strcmp(buffers, "malloc") != 0) || !c) {
     if (rank == 0)
       fprintf(stderr,
-              "usage: allreduce_bench [MIN MAX WARMUP ITERS [reused|fresh|step] [malloc|alloc_mem] "
-              "[allreduce|reduce_scatter]] (MIN >= 4 bytes, ITERS >= 1)\n");
+              "usage: collective_bench [MIN MAX WARMUP ITERS [reused|fresh|step] [malloc|alloc_mem] "
+              "[allreduce|reduce_scatter|allgather|alltoall|broadcast|reduce|gather|scatter]] "
+              "(MIN >= 4 bytes, ITERS >= 1)\n");
     quit(2);
   }
-  const collective_fn collective = scatters ? reduce_scatter_floats : allreduce_floats;
-  const size_t blocks = scatters ? (size_t)nranks : 1; /* of the input */
-  float* send = acquire((size_t)max_bytes * blocks, library_memory);
-  float* recv = acquire((size_t)max_bytes, library_memory);
+  const size_t send_blocks = c->send_blocks_per_rank ? (size_t)nranks : 1;
+  const size_t recv_blocks = c->recv_blocks_per_rank ? (size_t)nranks : 1;
+  float* send = acquire((size_t)max_bytes * send_blocks, library_memory);
+  float* recv = acquire((size_t)max_bytes * recv_blocks, library_memory);
   double* times = malloc(sizeof(double) * (size_t)iters);
   if (!send || !recv || !times) {
-    fprintf(stderr, "rank %d: cannot allocate buffers of %ld and %ld bytes\n", rank, max_bytes * (long)blocks,
-            max_bytes);
+    fprintf(stderr, "rank %d: cannot allocate buffers of %zu and %zu bytes\n", rank, (size_t)max_bytes * send_blocks,
+            (size_t)max_bytes * recv_blocks);
     quit(1);
   }
-  memset(send, 0, (size_t)max_bytes * blocks);
-  memset(recv, 0, (size_t)max_bytes);
+  memset(send, 0, (size_t)max_bytes * send_blocks);
+  memset(recv, 0, (size_t)max_bytes * recv_blocks);
   settle(1.0);
   if (rank == 0)
     printf("# %d ranks, %s, %s inputs, %s buffers; size(B) median(us) mean(us), the largest over the ranks\n", nranks,
@@ -219,13 +293,14 @@ int main(int argc, char** argv) {
   long wrong = 0;
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const size_t count = (size_t)bytes / sizeof(float);
+    float* in = c->in_recv ? recv : send;
     barrier();
     double total = 0;
     for (long it = 0; it < warmup + iters; ++it) {
-      if (fresh && !step) rewrite(send, count * blocks, it);
+      if (fresh && !step) rewrite(in, count * send_blocks, it);
       const double t0 = seconds();
-      if (step) rewrite(send, count * blocks, it);
-      collective(send, recv, count);
+      if (step) rewrite(in, count * send_blocks, it);
+      c->run(send, recv, count);
       const double elapsed = seconds() - t0;
       if (it >= warmup) {
         times[it - warmup] = elapsed;
@@ -235,13 +310,13 @@ int main(int argc, char** argv) {
     const double mine[2] = {median(times, (int)iters) * 1e6, total / (double)iters * 1e6};
     double slowest[2];
     max_doubles(mine, slowest, 2);
-    wrong += check(collective, send, recv, count, count * blocks, scatters ? (size_t)rank * count : 0, rank, nranks);
+    wrong += check(c, send, recv, count, rank, nranks);
     if (rank == 0) printf("%ld %.3f %.3f\n", bytes, slowest[0], slowest[1]);
     fflush(stdout);
   }
   long all_wrong = 0;
   sum_longs(&wrong, &all_wrong);
-  if (rank == 0 && all_wrong) fprintf(stderr, "allreduce_bench: %ld wrong elements\n", all_wrong);
+  if (rank == 0 && all_wrong) fprintf(stderr, "collective_bench: %ld wrong elements\n", all_wrong);
   free(times);
   release(recv, library_memory);
   release(send, library_memory);
