@@ -291,9 +291,18 @@ void Peers::map_windows() {
   if (shared && !shared->maps_memory()) shared = nullptr;
   mapped_ = transport::MappedLinks::connect(shared, endpoints, bootstrap_, settings::get_size("HCOMM_WINDOW_BYTES"));
   if (!mapped_) return;
-  HCOMM_INFO(INIT, "rank %d maps the windows of all %d ranks (%llu bytes each call)%s", rank_, size_,
-             static_cast<unsigned long long>(mapped_->window_bytes()),
-             mapped_->peer_buffers() ? ", and copies from their buffers by address" : "");
+  // A line read from a peer's input in place stays in this rank's caches until
+  // the owner writes it again; between last-level caches taking it back then
+  // costs the owner more than evicting it costs the reader.
+  const std::string evict = settings::get_string("HCOMM_EVICT_PEER_READS");
+  int evicted = 0;
+  for (int p = 0; p < size_; ++p) {
+    mapped_->set_evicts(p, p != rank_ && (evict == "on" || (evict == "auto" && topology_.caches_apart(rank_, p))));
+    evicted += mapped_->evicts(p);
+  }
+  HCOMM_INFO(INIT, "rank %d maps the windows of all %d ranks (%llu bytes each call)%s; it evicts what it reads in "
+             "place from %d of them", rank_, size_, static_cast<unsigned long long>(mapped_->window_bytes()),
+             mapped_->peer_buffers() ? ", and copies from their buffers by address" : "", evicted);
 }
 
 const Peers::Link& Peers::link(int peer) const {

@@ -93,6 +93,13 @@ std::vector<Decl> core_settings() {
   };
   stream.accepted = "auto, off, or a byte count with an optional K, M or G suffix";
   v.push_back(stream);
+  Decl evict = d("HCOMM_EVICT_PEER_READS", HCOMM_SETTING_STRING, "auto",
+                 "Whether a peer's input read in place is evicted from the caches after reading, so that its owner's "
+                 "next write finds no copy in another cache: auto (peers bound under another last-level cache), on "
+                 "or off.");
+  evict.check = [](const std::string& t) { return one_of(t, {"auto", "on", "off"}); };
+  evict.accepted = "auto, on, off";
+  v.push_back(evict);
   return v;
 }
 

@@ -173,7 +173,7 @@ const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t bu
     b.mapped = io_->map(peer, e.mapped);
     b.lo = e.mapped.address;
     b.hi = e.mapped.address + e.mapped.bytes;
-    b.evict = buffer != HCOMM_BUF_RECV;
+    b.evict = buffer != HCOMM_BUF_RECV && io_->evicts(peer);
   }
   return b;
 }

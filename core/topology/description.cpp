@@ -18,7 +18,7 @@ namespace hcomm::topology {
 namespace {
 
 constexpr uint32_t kMagic = 0x4f504f54;  // "TOPO"
-constexpr uint32_t kVersion = 2;  // 2: the host's GPUs
+constexpr uint32_t kVersion = 3;  // 2: the host's GPUs; 3: the last-level cache
 
 std::atomic<GpuLocator> g_gpu_locator{nullptr};
 
@@ -44,11 +44,22 @@ int32_t numa_of(hwloc_topology_t topo, hwloc_const_cpuset_t cpus) {
   return hwloc_bitmap_weight(nodes.get()) == 1 ? hwloc_bitmap_first(nodes.get()) : -1;
 }
 
+// The last-level cache holding every CPU of `cpus` (the outermost cache
+// above the first that covers them all), -1 when none does.
+int32_t llc_of(hwloc_topology_t topo, hwloc_const_cpuset_t cpus) {
+  hwloc_obj_t cache = hwloc_get_cache_covering_cpuset(topo, cpus);
+  if (!cache) return -1;
+  for (hwloc_obj_t p = cache->parent; p; p = p->parent)
+    if (hwloc_obj_type_is_cache(p->type)) cache = p;
+  return static_cast<int32_t>(cache->logical_index);
+}
+
 void describe_cpus(hwloc_topology_t topo, Description& d) {
   Bitmap set = bitmap();
   if (hwloc_get_cpubind(topo, set.get(), 0) == 0 && !hwloc_bitmap_iszero(set.get())) {
     hwloc_bitmap_list_snprintf(d.cpus, sizeof d.cpus, set.get());
     d.numa = numa_of(topo, set.get());
+    d.llc = llc_of(topo, set.get());
   } else {
     HCOMM_DEBUG(TOPO, "hwloc could not read this process's CPU binding: %s", strerror(errno));
   }
@@ -153,6 +164,7 @@ Description blank_description() {
   d.version = kVersion;
   d.numa = -1;
   d.last_cpu = -1;
+  d.llc = -1;
   return d;
 }
 

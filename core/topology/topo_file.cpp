@@ -147,6 +147,7 @@ json::Value to_json(const Topology& t, std::span<const LinkEntry> links) {
                                     {"numa", d.numa},
                                     {"cpus", text_or_null(d.cpus)},
                                     {"last_cpu", d.last_cpu},
+                                    {"llc", d.llc},
                                     {"gpu", text_or_null(d.gpu)}});
   }
   for (const LinkEntry& l : links)
@@ -184,6 +185,7 @@ Topology from_json(const json::Value& document) {
     Description d = hosts[f["host"].integer(0, static_cast<int64_t>(hosts.size()) - 1)];
     d.numa = static_cast<int32_t>(f["numa"].integer(-1, INT32_MAX));
     d.last_cpu = static_cast<int32_t>(f["last_cpu"].integer(-1, INT32_MAX));
+    d.llc = f.has("llc") ? static_cast<int32_t>(f["llc"].integer(-1, INT32_MAX)) : -1;
     set_field(d.cpus, f["cpus"].text(sizeof d.cpus - 1));
     set_field(d.gpu, f["gpu"].text(sizeof d.gpu - 1));
     ranks.push_back(d);

@@ -4,7 +4,7 @@
 //   {"format": "hcomm-topology", "version": 1,
 //    "hosts": [{"name", "boot_id", "net_ns", "nics": [{"name", "kind", "pci", "numa"}],
 //               "gpus": [{"pci", "name", "numa"}]}],
-//    "ranks": [{"rank", "host", "numa", "cpus", "last_cpu", "gpu"}],
+//    "ranks": [{"rank", "host", "numa", "cpus", "last_cpu", "llc", "gpu"}],
 //    "links": [{"ranks": [a, b], "class", "transport", "bandwidth_gbps", "latency_us"}],
 //    "levels": {"node_of", "hosts", "leaders", "rails"}}
 //
@@ -13,7 +13,7 @@
 // algorithms' link models; its class, when given, must be the one its ranks'
 // hosts and NUMA nodes make, and its transport (what served the pair when the
 // file was written) is not read. "levels" is derived and not read; a host's
-// "gpus" may be left out (none).
+// "gpus" may be left out (none), and a rank's "llc" (-1: unknown).
 #pragma once
 
 #include <span>

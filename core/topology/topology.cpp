@@ -37,6 +37,11 @@ LinkClass Topology::link_class(int a, int b) const {
   return na >= 0 && na == ranks_.at(b).numa ? LinkClass::kNuma : LinkClass::kHost;
 }
 
+bool Topology::caches_apart(int a, int b) const {
+  const int la = ranks_.at(a).llc, lb = ranks_.at(b).llc;
+  return a != b && same_host(a, b) && la >= 0 && lb >= 0 && la != lb;
+}
+
 std::vector<int> Topology::leaders() const {
   std::vector<int> out;
   for (const auto& ranks : hosts_) out.push_back(ranks.front());

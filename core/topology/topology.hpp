@@ -35,6 +35,9 @@ class Topology {
   const std::vector<int>& host_of() const { return host_of_; }
   LinkClass link_class(int a, int b) const;
   bool same_host(int a, int b) const { return host_of_.at(a) == host_of_.at(b); }
+  // Ranks of one host bound to CPUs under different last-level caches: a
+  // cache line one reads moves between the caches when the other writes it.
+  bool caches_apart(int a, int b) const;
 
   // Levels. The ranks of host h in rank order (node-local ranks).
   const std::vector<int>& host_ranks(int h) const { return hosts_.at(h); }

@@ -128,7 +128,7 @@ JSON
   expect_out "hcomm-topo: 3 ranks on 2 hosts"
   [ "$(table Transports)" = "$(printf 'r0 self tcp shm\nr1 tcp self tcp\nr2 shm tcp self')" ] ||
     fail "transports: $(table Transports | tr '\n' ';')"
-  [ "$(table "Link classes" | cut -d' ' -f1-7)" = "$(printf 'r0 SELF NET HOST 0 0 0\nr1 NET SELF NET 1 0 0\nr2 HOST NET SELF 0 1 1')" ] ||
+  [ "$(table "Link classes" | cut -d' ' -f1-8)" = "$(printf 'r0 SELF NET HOST 0 0 - 0\nr1 NET SELF NET 1 0 - 0\nr2 HOST NET SELF 0 1 - 1')" ] ||
     fail "classes: $(table "Link classes" | tr '\n' ';')"
   expect_out "host 0 a: ranks 0,2, leader 0"
   expect_out "host 1 b: ranks 1, leader 1"
@@ -145,6 +145,31 @@ JSON
   grep -qF '"node_of": [0, 1, 0]' "$WORK/out" || fail "node_of"
   grep -qF '"gpus": [{"pci": "0000:3b:00.0", "name": "cuda0", "numa": 1}]' "$WORK/out" || fail "host a's GPU"
   grep -qF '"gpus": []' "$WORK/out" || fail "host b has no GPU"
+}
+
+# Ranks of one host under different last-level caches evict what they read
+# in place from each other (HCOMM_EVICT_PEER_READS=auto), others not; the
+# setting overrides the topology either way.
+case_file_caches() {
+  topo 3 --dump "$WORK/here.json"
+  expect_rc 0
+  # Rank 2 under another last-level cache than ranks 0 and 1.
+  sed -E 's/"llc": -?[0-9]+/"llc": 0/g; s/("rank": 2, [^}]*"llc": )0/\11/' "$WORK/here.json" >"$WORK/caches.json"
+  grep -qF '"rank": 2, "host": 0' "$WORK/caches.json" && grep -q '"rank": 2,[^}]*"llc": 1' "$WORK/caches.json" ||
+    fail "could not place rank 2 under another cache: $(grep '"ranks"' "$WORK/caches.json")"
+  export HCOMM_TRANSPORTS=shm HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=INIT
+  # evictions <setting>: each rank's count of peers it evicts, in rank order.
+  evictions() {
+    HCOMM_EVICT_PEER_READS=$1 HCOMM_TOPO_FILE="$WORK/caches.json" topo 3
+    expect_rc 0
+    sed -nE 's/.*rank ([0-9]) maps the windows.*from ([0-9]) of them$/\1 \2/p' "$WORK/err" | sort | cut -d' ' -f2 |
+      tr -d '\n'
+  }
+  [ "$(evictions auto)" = 112 ] || fail "auto: ranks 0 and 1 evict reads from rank 2, rank 2 from both: $(evictions auto)"
+  [ "$(evictions off)" = 000 ] || fail "off: no rank evicts"
+  [ "$(evictions on)" = 222 ] || fail "on: every rank evicts every peer's reads"
+  table "Link classes" | awk '{ print $1, $7 }' | tr '\n' ';' | grep -qx 'r0 0;r1 0;r2 1;' ||
+    fail "the llc column: $(table "Link classes" | tr '\n' ';')"
 }
 
 case_file_errors() {

@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "core/common/error.hpp"
 #include "core/topology/description.hpp"
@@ -105,6 +108,55 @@ TEST(TopologyDescription, DiscoversThisProcess) {
   for (uint32_t i = 1; i < d.nnics; ++i) EXPECT_LT(std::strcmp(d.nics[i - 1].name, d.nics[i].name), 0);
   EXPECT_STREQ(d.gpu, "");  // no device plugin installs a GPU locator here
   expect_same(decode(encode(d), 0), d);
+}
+
+// The CPUs sharing CPU c's last-level cache, as the kernel lists them, or ""
+// when it lists no cache.
+std::string llc_siblings(int c) {
+  int level = 0;
+  std::string siblings;
+  const std::filesystem::path dir = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/cache";
+  std::error_code ec;
+  for (const auto& index : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream level_file(index.path() / "level"), type_file(index.path() / "type"),
+        shared_file(index.path() / "shared_cpu_list");
+    int l = 0;
+    std::string type, shared;
+    if (!(level_file >> l) || !(type_file >> type) || !(shared_file >> shared) || type == "Instruction") continue;
+    if (l > level) level = l, siblings = shared;
+  }
+  return siblings;
+}
+
+// Bound to one CPU at a time, the process is under that CPU's last-level
+// cache: CPUs the kernel lists as sharing it get the same one, others not.
+TEST(TopologyDescription, TheLastLevelCacheIsTheBoundCpusOne) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::map<std::string, int32_t> llc_of_siblings;
+  for (int c = 0; c < CPU_SETSIZE && llc_of_siblings.size() < 8; ++c) {
+    if (!CPU_ISSET(c, &allowed)) continue;
+    const std::string siblings = llc_siblings(c);
+    if (siblings.empty()) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    const int32_t llc = discover().llc;
+    ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+    EXPECT_GE(llc, 0) << "cpu " << c;
+    const auto [known, fresh] = llc_of_siblings.emplace(siblings, llc);
+    if (!fresh) EXPECT_EQ(llc, known->second) << "cpu " << c << " shares its last-level cache with " << siblings;
+    for (const auto& [other, other_llc] : llc_of_siblings)
+      if (other != siblings) EXPECT_NE(llc, other_llc) << "cpu " << c << " (" << siblings << ") and " << other;
+  }
+  if (llc_of_siblings.empty()) GTEST_SKIP() << "the kernel lists no caches here";
+  // Unbound, the process has a last-level cache only if one holds every CPU.
+  const int32_t unbound = discover().llc;
+  if (llc_of_siblings.size() == 1)
+    EXPECT_GE(unbound, 0);
+  else
+    EXPECT_EQ(unbound, -1);
 }
 
 std::string fake_gpu() { return "0000:3b:00.0"; }

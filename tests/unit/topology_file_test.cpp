@@ -63,6 +63,15 @@ TEST(TopologyFile, RoundTripsThroughJson) {
   }
   // Writing what was read gives the same text: the format is stable.
   EXPECT_EQ(json::write(to_json(back, links)), text);
+  // Files written before ranks had "llc" read as unknown caches.
+  std::string older = text;
+  for (size_t at; (at = older.find(R"(, "llc": )")) != std::string::npos;) older.erase(at, older.find(',', at + 1) - at);
+  ASSERT_EQ(older.find("llc"), std::string::npos) << older;
+  const Topology old = from_json(json::parse(older));
+  for (int r = 0; r < t.size(); ++r) {
+    EXPECT_EQ(back.rank(r).llc, t.rank(r).numa) << "rank " << r;
+    EXPECT_EQ(old.rank(r).llc, -1) << "rank " << r;
+  }
   // One line per link, classes and transports named; levels derived.
   EXPECT_NE(
       text.find(R"({"ranks": [0, 1], "class": "net", "transport": "tcp", "bandwidth_gbps": 1.25, "latency_us": 6.1})"),

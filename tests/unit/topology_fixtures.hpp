@@ -15,7 +15,8 @@ struct NicSpec {
 };
 
 // A rank of host `hostname` (boot id "boot-<hostname>", network namespace
-// `net_ns`) bound to NUMA node `numa`, on a host with `nics`.
+// `net_ns`) bound to NUMA node `numa` and its last-level cache (numbered as
+// the node), on a host with `nics`.
 inline Description made_up_rank(const std::string& hostname, uint64_t net_ns, int numa,
                                 const std::vector<NicSpec>& nics = {}) {
   Description d = blank_description();
@@ -23,6 +24,7 @@ inline Description made_up_rank(const std::string& hostname, uint64_t net_ns, in
   set_field(d.host.hostname, hostname);
   d.host.net_ns = net_ns;
   d.numa = numa;
+  d.llc = numa;
   d.last_cpu = numa < 0 ? -1 : 2 * numa;
   set_field(d.cpus, numa < 0 ? "" : std::to_string(2 * numa) + "-" + std::to_string(2 * numa + 1));
   for (const NicSpec& n : nics) {

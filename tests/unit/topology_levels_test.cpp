@@ -52,6 +52,24 @@ TEST(TopologyLevels, LinkClassesFollowHostsAndNumaNodes) {
   EXPECT_FALSE(link_class_from_name("nvlink").has_value());
 }
 
+// Only ranks of one host known to run under different last-level caches are
+// apart: unbound ones (-1) may share one.
+TEST(TopologyLevels, CachesApartNeedBothCachesKnownOnOneHost) {
+  std::vector<Description> ranks = {made_up_rank("a", 1, 0), made_up_rank("a", 1, 0), made_up_rank("a", 1, 1),
+                                    made_up_rank("a", 1, -1), made_up_rank("b", 1, 1)};
+  const Topology t(ranks);
+  const std::array<std::array<bool, 5>, 5> expected = {{{false, false, true, false, false},
+                                                        {false, false, true, false, false},
+                                                        {true, true, false, false, false},
+                                                        {false, false, false, false, false},
+                                                        {false, false, false, false, false}}};
+  for (int a = 0; a < 5; ++a)
+    for (int b = 0; b < 5; ++b) EXPECT_EQ(t.caches_apart(a, b), expected[a][b]) << a << "-" << b;
+  // One NUMA node with two last-level caches: apart by the caches alone.
+  ranks[1].llc = 7;
+  EXPECT_TRUE(Topology(ranks).caches_apart(0, 1));
+}
+
 // Two NICs per host, one per NUMA node: a rank's rail is the NIC on its NUMA
 // node (the first NIC when it has none there or is unbound).
 TEST(TopologyLevels, RailsFollowTheNicOnEachRanksNumaNode) {

@@ -81,14 +81,15 @@ void print_matrix(const json::Value& doc) {
   std::vector<std::string> header{""};
   for (size_t r = 0; r < n; ++r) header.push_back("r" + std::to_string(r));
   std::vector<std::vector<std::string>> classes{header}, transports{header};
-  classes[0].insert(classes[0].end(), {"host", "numa", "cpus", "gpu"});
+  classes[0].insert(classes[0].end(), {"host", "numa", "llc", "cpus", "gpu"});
   for (size_t r = 0; r < n; ++r) {
     std::vector<std::string> row{"r" + std::to_string(r)}, trow{"r" + std::to_string(r)};
     row.insert(row.end(), cls[r].begin(), cls[r].end());
     trow.insert(trow.end(), tr[r].begin(), tr[r].end());
-    const int numa = integer(at(ranks[r], "numa"));
+    const int numa = integer(at(ranks[r], "numa")), llc = integer(at(ranks[r], "llc"));
     row.insert(row.end(), {std::to_string(integer(at(ranks[r], "host"))), numa < 0 ? "-" : std::to_string(numa),
-                           text(at(ranks[r], "cpus")), text(at(ranks[r], "gpu"))});
+                           llc < 0 ? "-" : std::to_string(llc), text(at(ranks[r], "cpus")),
+                           text(at(ranks[r], "gpu"))});
     classes.push_back(row);
     transports.push_back(trow);
   }
