@@ -242,15 +242,14 @@ void run_allreduces(Job& job, const char* algorithm) {
 
 // The collectives of blocks at sizes where the selector takes one_shot for
 // them: a reduce-scatter's blocks up to 256 bytes in the signals, and it
-// reads larger ones from the peers' buffers (from 2 MiB on 2 ranks), an
-// allgather's from 4 MiB
+// reads larger ones from the peers' buffers (from 8 KiB on 2 ranks), an
+// allgather's from 256 KiB
 // (plugins/algorithm/direct/one_shot.cpp); a call takes the choice for the
 // power of two of bytes at or below its own, so blocks twice those sizes
-// (and 100 bytes, whose v forms' largest block is 200).
+// (and 100 bytes, whose v forms' largest block is 200), and 2 MiB.
 void run_blocks(Job& job, const char* algorithm) {
   const Work works[] = {{HCOMM_FLOAT32, HCOMM_SUM}, {HCOMM_INT64, HCOMM_MAX}, {HCOMM_UINT8, HCOMM_PROD}};
-  std::vector<size_t> reduced = {100, size_t{4} << 20};
-  if (job.size > 2) reduced.insert(reduced.begin() + 1, size_t{16} << 10);
+  const size_t reduced[] = {100, size_t{16} << 10, size_t{2} << 20};
   for (Memory memory : {Memory::kMalloc, Memory::kAllocated, Memory::kRegistered, Memory::kMixed})
     for (const Work& w : works)
       for (bool in_place : {false, true}) {
@@ -258,7 +257,8 @@ void run_blocks(Job& job, const char* algorithm) {
           for (size_t block : reduced) run_blocks_case(job, algorithm, memory, coll, block, w, in_place);
         if (w.op != HCOMM_MAX)  // the reduction's op means nothing to a gather
           for (hcomm_coll_t coll : {HCOMM_COLL_ALLGATHER, HCOMM_COLL_ALLGATHERV})
-            run_blocks_case(job, algorithm, memory, coll, size_t{8} << 20, w, in_place);
+            for (size_t block : {size_t{512} << 10, size_t{2} << 20})
+              run_blocks_case(job, algorithm, memory, coll, block, w, in_place);
       }
 }
 

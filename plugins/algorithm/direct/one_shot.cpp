@@ -237,21 +237,20 @@ void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
 // Where one_shot reads the peers' buffers for an allgather(v) or a
 // reduce-scatter(v) whose largest block is `block` bytes (every rank sees
 // the same), and leaves smaller blocks to the message algorithms (its cost is
-// infinite there, and it declines). hcomm-perf --sweep-algos --rounds 3,
-// fresh inputs, malloc'd and hcomm_mem_alloc buffers, against the best
-// message algorithm: an allgather 0.72-0.98 of the time from 4 MiB blocks on
-// 2 ranks (64 KiB-2 MiB 1.0-1.4), 0.9-1.26 on 4 (on 2 cores); a
-// reduce-scatter 0.53-0.87 from 2 MiB on 2 ranks (512 B-2 KiB 1.3-1.45,
-// 4-32 KiB level, 64 KiB-1 MiB 1.0-1.3), and on 4 at every size beyond the
-// signals: 0.5-1.0 at 512 B-32 MiB (8 and 32 KiB with malloc'd buffers
-// 1.05-1.08 in one sweep), small blocks through the windows, where the core
-// copies each SEND that fits.
-constexpr uint64_t kGatherFromPeersFrom = 4 << 20;
-constexpr uint64_t kTwoRankReduceScatterFrom = 2 << 20;
+// infinite there, and it declines). The benchmark of compare_mpi.sh, forced
+// algorithms in turn, 3 rounds, fresh inputs, against the best message
+// algorithm: an allgather on 2 ranks 0.87-1.0 with malloc'd buffers from
+// 256 KiB (where they are registered on their second use; below, peers copy
+// them by address: 64-128 KiB 1.0-1.7), 0.74-0.83 with hcomm_mem_alloc's
+// from 64 KiB; on 4 ranks (on 2 cores) 0.62-0.88 from 256 KiB, 128 KiB 1.2.
+// A reduce-scatter on 2 ranks level at 4-8 KiB and 0.35-0.6 from 16 KiB
+// (512 B-2 KiB 1.1-1.6: one exchange of the message algorithms is as fast),
+// on 4 at every size beyond the signals (0.5-1.0 at 512 B-32 MiB, small
+// blocks through the windows, where the core copies each SEND that fits).
+constexpr uint64_t kGatherFromPeersFrom = 256 << 10;
 bool from_peers(const hcomm_comm_view_t& view, bool gathers, uint64_t block) {
   if (!gathers && view.nranks > 2) return view.flags & HCOMM_VIEW_PEER_BUFFERS;
-  if (!reads_peer_buffers(view, block)) return false;
-  return block >= (gathers ? kGatherFromPeersFrom : kTwoRankReduceScatterFrom);
+  return reads_peer_buffers(view, block) && (!gathers || block >= kGatherFromPeersFrom);
 }
 void check_from_peers(const DirectCall& direct, bool gathers, uint64_t block) {
   if (!from_peers(direct.view, gathers, block))
@@ -260,7 +259,7 @@ void check_from_peers(const DirectCall& direct, bool gathers, uint64_t block) {
                        "%llu bytes and reduce-scatter blocks from %llu on 2 ranks, of any size on more)",
                        direct.call.algorithm, static_cast<unsigned long long>(block),
                        static_cast<unsigned long long>(kGatherFromPeersFrom),
-                       static_cast<unsigned long long>(kTwoRankReduceScatterFrom));
+                       static_cast<unsigned long long>(kPeerBuffersFrom));
 }
 
 // Allgather(v) of large blocks (from_peers): each rank loads every other
