@@ -257,13 +257,11 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       case HCOMM_STEP_LOAD:
         check_peer_ref(i, st.src, st.bytes);
         check_ref(i, st.dst, st.bytes);
-        s.peers_read_send |= st.src.buffer == HCOMM_BUF_SEND;
         break;
       case HCOMM_STEP_LOAD_REDUCE:
         check_ref(i, st.src, st.bytes);
         check_peer_ref(i, st.src2, st.bytes);
         check_ref(i, st.dst, st.bytes);
-        s.peers_read_send |= st.src2.buffer == HCOMM_BUF_SEND;
         break;
       case HCOMM_STEP_STORE:
         check_ref(i, st.src, st.bytes);
@@ -283,6 +281,10 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
         }
         break;
       default: fail(i, "unknown step kind");
+    }
+    if (st.flags & HCOMM_STEP_SEND_READY) {
+      if (st.kind != HCOMM_STEP_SIGNAL) fail(i, "HCOMM_STEP_SEND_READY on a step that is not a SIGNAL");
+      s.peers_read_send = true;
     }
     if ((st.flags & HCOMM_STEP_PUBLISH) && st.kind != HCOMM_STEP_COPY)
       fail(i, "HCOMM_STEP_PUBLISH on a step that is not a COPY");

@@ -84,12 +84,12 @@ struct Schedule {
   // step by step a result larger than the caches would go through memory
   // once per step (4 ranks, 16 MiB slices). chain_end[i] == i + 1 elsewhere.
   std::vector<uint32_t> chain_end;
-  // A step loads a peer's SEND. The schedules that do are symmetric: the
-  // peers load this rank's SEND too (MappedCall::begin may then offer it a
-  // copy in the window, below window_base, or around the window bytes this
-  // rank's own steps reach, [own_window_lo, own_window_hi), where no step
-  // stores into a window by a peer's reference: peers then load only bytes
-  // that the window's owner wrote).
+  // Peers load this rank's SEND: a SIGNAL says so (HCOMM_STEP_SEND_READY).
+  // MappedCall::begin then describes it to them, and may offer it a copy in
+  // the window, below window_base, or around the window bytes this rank's
+  // own steps reach, [own_window_lo, own_window_hi), where no step stores
+  // into a window by a peer's reference: peers then load only bytes that the
+  // window's owner wrote.
   bool peers_read_send = false;
   uint64_t own_window_lo = UINT64_MAX, own_window_hi = 0;
   bool stores_to_windows = false;

@@ -161,9 +161,13 @@ class Checker {
     for (const RankSchedule& r : ranks_) {
       first_.push_back(steps_);
       steps_ += r.steps.size();
-      for (const hcomm_step_t& s : r.steps)
+      bool exposes = false;
+      for (const hcomm_step_t& s : r.steps) {
         order_ = order_ || touches_peer(s.kind) || (s.flags & HCOMM_STEP_UNREAD);
+        exposes = exposes || (s.kind == HCOMM_STEP_SIGNAL && (s.flags & HCOMM_STEP_SEND_READY));
+      }
       publishes_.push_back(publishes_recv({r}));
+      exposes_send_.push_back(exposes);
     }
   }
 
@@ -198,7 +202,17 @@ class Checker {
     if (s.nchunks == 0) fail(rank, i, "no chunks");
     if (s.nchunks > (1u << 16)) fail(rank, i, std::to_string(s.nchunks) + " chunks, more than tags carry (2^16)");
     if (s.bytes % es_) fail(rank, i, "bytes not a whole number of elements");
-    if (s.flags & ~uint32_t{HCOMM_STEP_FINAL | HCOMM_STEP_UNREAD | HCOMM_STEP_PUBLISH}) fail(rank, i, "unknown flags");
+    if (s.flags & ~uint32_t{HCOMM_STEP_FINAL | HCOMM_STEP_UNREAD | HCOMM_STEP_PUBLISH | HCOMM_STEP_SEND_READY})
+      fail(rank, i, "unknown flags");
+    if ((s.flags & HCOMM_STEP_SEND_READY) && s.kind != HCOMM_STEP_SIGNAL)
+      fail(rank, i, "SEND_READY on a step that is not a SIGNAL");
+    // The core describes a SEND to peers only where its owner says so.
+    const hcomm_bufref_t* loaded =
+        s.kind == HCOMM_STEP_LOAD ? &s.src : (s.kind == HCOMM_STEP_LOAD_REDUCE ? &s.src2 : nullptr);
+    if (loaded && loaded->buffer == HCOMM_BUF_SEND && s.bytes && s.peer >= 0 && s.peer < nranks() &&
+        !exposes_send_[s.peer])
+      fail(rank, i, "loads the SEND of rank " + std::to_string(s.peer) +
+                        ", whose schedule raises no SIGNAL with HCOMM_STEP_SEND_READY");
     if (s.flags & HCOMM_STEP_PUBLISH) {
       if (s.kind != HCOMM_STEP_COPY || s.dst.buffer != HCOMM_BUF_WINDOW)
         fail(rank, i, "PUBLISH on a step that is not a COPY into the WINDOW");
@@ -497,6 +511,7 @@ class Checker {
   const std::vector<RankSchedule>& ranks_;
   const std::vector<RankMemory>& memory_;
   std::vector<bool> publishes_;  // per rank: a step publishes its RECV (HCOMM_STEP_PUBLISH)
+  std::vector<bool> exposes_send_;  // per rank: a SIGNAL says peers may read its SEND
   const View& view_;
   const size_t es_;
   std::vector<size_t> first_;  // rank -> global number of its step 0

@@ -25,6 +25,7 @@ enum class Variant {
   kNoWait,            // LOADs do not wait for the peer's SIGNAL
   kEarlySignal,       // SIGNALs go out before the window holds the data
   kPeerSendNoDone,    // LOADs read the peer's SEND; the peer does not wait until they are done
+  kPeerSendUnready,   // as kPeerSendNoDone, and no SIGNAL says the peers may read SEND
   kPipelinedShifted,  // chunk i of a LOAD reads bytes of the peer's chunk i + 1
   kIgnoresView,       // builds mapped steps without HCOMM_VIEW_MAPPED
   kWrongBlock,        // puts rank q's block where rank q + 1's goes
@@ -94,10 +95,13 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
       if (v != Variant::kPublishedUnready) add_dep(stage, placed, true);
     }
     const int32_t staged = add(stage);
+    const bool peer_send = v == Variant::kPeerSendNoDone || v == Variant::kPeerSendUnready;
     for (int q = 0; q < n; ++q) {
       if (q == me) continue;
       hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL,
-                             .flags = v == Variant::kUnreadSignal ? uint32_t{HCOMM_STEP_UNREAD} : 0u,
+                             .flags = v == Variant::kUnreadSignal ? uint32_t{HCOMM_STEP_UNREAD}
+                                      : v == Variant::kPeerSendNoDone ? uint32_t{HCOMM_STEP_SEND_READY}
+                                                                      : 0u,
                              .peer = q,
                              .nchunks = nchunks};
       if (v != Variant::kEarlySignal) add_dep(signal, staged, !pipelined);
@@ -111,7 +115,7 @@ hcomm_result_t window_allgather(const hcomm_coll_args_t* a, const hcomm_comm_vie
       hcomm_step_t load = {.kind = HCOMM_STEP_LOAD,
                            .flags = unread_results,
                            .peer = q,
-                           .src = {v == Variant::kPeerSendNoDone ? HCOMM_BUF_SEND : HCOMM_BUF_WINDOW,
+                           .src = {peer_send ? HCOMM_BUF_SEND : HCOMM_BUF_WINDOW,
                                    v == Variant::kPipelinedShifted ? a->dtype_size : 0},
                            .dst = {HCOMM_BUF_RECV, static_cast<uint64_t>(block) * bytes},
                            .bytes = bytes,
@@ -268,6 +272,10 @@ TEST(AlgorithmHarness, FindsAPeerBufferReadAfterItsOwnerMayReturn) {
   // Without HCOMM_VIEW_PEER_BUFFERS a peer's SEND may not be named at all.
   EXPECT_TRUE(reports(problems_of(Variant::kPeerSendNoDone, allgather_case(3, 7, "whole", kViews[3])),
                       "in a view without HCOMM_VIEW_PEER_BUFFERS"));
+  // A SEND its owner did not expose (HCOMM_STEP_SEND_READY) is not described to peers.
+  EXPECT_TRUE(reports(problems_of(Variant::kPeerSendUnready, allgather_case(3, 7, "whole", mapped)),
+                      "rank 1 step 5 (LOAD peer 0): loads the SEND of rank 0, whose schedule raises no SIGNAL with "
+                      "HCOMM_STEP_SEND_READY"));
 }
 
 TEST(AlgorithmHarness, FindsChunksReadBeforeTheyAreWritten) {

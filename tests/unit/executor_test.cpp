@@ -607,7 +607,8 @@ void load_send_around_a_hole(size_t count, bool copied) {
     auto s = hand_written(count);
     // 0: RECV's first bytes into the hole
     s->steps.push_back(moving(HCOMM_STEP_COPY, -1, hole, ref(HCOMM_BUF_RECV, 0), ref(HCOMM_BUF_WINDOW, hole)));
-    hcomm_step_t ready = mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0);  // 1
+    hcomm_step_t ready = mapped_step(HCOMM_STEP_SIGNAL, p, 0, 0);  // 1: the peer may read SEND
+    ready.flags = HCOMM_STEP_SEND_READY;
     wait_for(ready, {0});
     s->steps.push_back(ready);
     s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 0, 0));  // 2
@@ -621,6 +622,11 @@ void load_send_around_a_hole(size_t count, bool copied) {
     wait_for(done, {3, 4, 5, 6});
     s->steps.push_back(done);
     s->steps.push_back(mapped_step(HCOMM_STEP_WAIT, p, 1, 0));  // 8
+    // Loading the peer's SEND says nothing of this rank's own: the signal does.
+    Schedule unflagged = *s;
+    unflagged.steps[1].flags = 0;
+    finalize_schedule(unflagged, bytes, (2 * count + hole / 4) * 4);
+    EXPECT_FALSE(unflagged.peers_read_send);
     pair.add(r, s, 2 * count + hole / 4);
     EXPECT_TRUE(s->peers_read_send);
     EXPECT_EQ(s->own_window_lo, hole);

@@ -1,8 +1,9 @@
-/* HComm algorithm plugin interface, ABI 1.6 (1.1 added the variable-size
+/* HComm algorithm plugin interface, ABI 1.9 (1.1 added the variable-size
  * collectives' counts, the mapped-memory steps and the view's window; 1.2
  * the view's hosts; 1.3 signals that carry a small payload; 1.4 a step flag
  * for results nothing reads again; 1.5 a view flag for more ranks than
- * cores; 1.6 payloads over several flags' lines).
+ * cores; 1.6 payloads over several flags' lines; 1.7 a copy that publishes
+ * RECV in the window; 1.9 a signal that exposes SEND).
  *
  * An algorithm turns one collective call into a schedule for this rank: a
  * list of steps, each naming a peer, buffer slices and the steps it waits for.
@@ -151,7 +152,13 @@ typedef enum hcomm_step_flags {
    * those loads at the window copy; where they can, they read RECV in
    * place and the core skips the copy. Peers may load only RECV bytes so
    * published, and only after a WAIT for a signal raised once they were. */
-  HCOMM_STEP_PUBLISH = 1u << 2
+  HCOMM_STEP_PUBLISH = 1u << 2,
+  /* ABI 1.9: a SIGNAL telling the peer it may read this rank's SEND. The
+   * core exposes a rank's SEND to its peers where its schedule LOADs a
+   * peer's SEND (every rank reads every other's alike) or has such a
+   * signal: the ranks of a rooted collective whose root reads them, or a
+   * root whose peers read it, say so this way. */
+  HCOMM_STEP_SEND_READY = 1u << 3
 } hcomm_step_flags_t;
 
 /* A step is cut into nchunks chunks of whole elements (chunk i covers

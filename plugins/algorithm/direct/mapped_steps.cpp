@@ -2,10 +2,10 @@
 
 namespace hcomm::algo {
 
-void signal_all(const Call& call, ScheduleWriter& out, uint32_t match, int32_t after) {
+void signal_all(const Call& call, ScheduleWriter& out, uint32_t match, int32_t after, uint32_t flags) {
   for (int p = 0; p < call.nranks; ++p) {
     if (p == call.rank) continue;
-    hcomm_step_t s = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = match, .nchunks = 1};
+    hcomm_step_t s = {.kind = HCOMM_STEP_SIGNAL, .flags = flags, .peer = p, .match = match, .nchunks = 1};
     if (after >= 0) wait_whole(s, after);
     out.add(s);
   }

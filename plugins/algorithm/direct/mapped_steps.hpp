@@ -9,8 +9,9 @@
 
 namespace hcomm::algo {
 
-// SIGNAL(match) to every other rank once step `after` is done (-1: at once).
-void signal_all(const Call& call, ScheduleWriter& out, uint32_t match, int32_t after);
+// SIGNAL(match) to every other rank once step `after` is done (-1: at once),
+// with step `flags` (HCOMM_STEP_SEND_READY: the peers may read SEND now).
+void signal_all(const Call& call, ScheduleWriter& out, uint32_t match, int32_t after, uint32_t flags = 0);
 // WAIT(match) for `peer`'s signal once step `after` is done (-1: at once).
 int32_t wait_for(ScheduleWriter& out, int peer, uint32_t match, int32_t after);
 // WAITs for every other rank's signal, one after another: the last one

@@ -33,7 +33,7 @@ constexpr double kFlagLineBytes = 64;  // a flag and its payload share one cache
 void reduce_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out, uint64_t offset, uint64_t bytes,
                               bool peers_read_recv) {
   const Call& call = direct.call;
-  signal_all(call, out, kInputReady, -1);
+  signal_all(call, out, kInputReady, -1, HCOMM_STEP_SEND_READY);
   const bool in_place = call.args.in_place;
   if (in_place && bytes) direct.builder.need_scratch(&direct.builder, bytes);
   const hcomm_bufref_t result = at(in_place ? HCOMM_BUF_SCRATCH : HCOMM_BUF_RECV, 0);
@@ -267,7 +267,7 @@ void check_from_peers(const DirectCall& direct, bool gathers, uint64_t block) {
 void build_allgather_from_peers(const DirectCall& direct, const BlockLayout& blocks, ScheduleWriter& out) {
   const Call& call = direct.call;
   const int me = call.rank;
-  signal_all(call, out, kInputReady, -1);
+  signal_all(call, out, kInputReady, -1, HCOMM_STEP_SEND_READY);
   if (!call.args.in_place && blocks.bytes(me))
     out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = at(HCOMM_BUF_RECV, blocks.offset(me)),
              .bytes = blocks.bytes(me), .nchunks = out.chunks(blocks.bytes(me), call.args.dtype_size)});

@@ -85,7 +85,7 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   const int me = call.rank;
   const bool via_window = call.bytes <= direct.view.window_bytes;
   const bool gives = call.bytes >= kPushFrom;
-  signal_all(call, out, kInputReady, -1);
+  signal_all(call, out, kInputReady, -1, HCOMM_STEP_SEND_READY);
   int32_t last_read = -1;
   if (const uint64_t bytes = blocks.bytes(me)) {
     const uint64_t off = blocks.offset(me);
