@@ -65,7 +65,8 @@ TEST(TopologyFile, RoundTripsThroughJson) {
   EXPECT_EQ(json::write(to_json(back, links)), text);
   // Files written before ranks had "llc" read as unknown caches.
   std::string older = text;
-  for (size_t at; (at = older.find(R"(, "llc": )")) != std::string::npos;) older.erase(at, older.find(',', at + 1) - at);
+  for (size_t at; (at = older.find(R"(, "llc": )")) != std::string::npos;)
+    older.erase(at, older.find(',', at + 1) - at);
   ASSERT_EQ(older.find("llc"), std::string::npos) << older;
   const Topology old = from_json(json::parse(older));
   for (int r = 0; r < t.size(); ++r) {

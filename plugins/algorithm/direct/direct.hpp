@@ -86,6 +86,14 @@ inline bool reads_peer_buffers(const hcomm_comm_view_t& view, uint64_t bytes) {
   return (view.flags & HCOMM_VIEW_PEER_BUFFERS) && (bytes >= kPeerBuffersFrom || bytes > view.window_bytes);
 }
 
+// one_shot's reduce, broadcast, gather, scatter and alltoall of
+// kPeerCollectivesFrom bytes per rank or more, read from the peers' buffers
+// (rooted.cpp), where serves_from_peers; their cost, and their schedule.
+constexpr uint64_t kPeerCollectivesFrom = 256 << 10;
+bool serves_from_peers(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes);
+double from_peers_cost(const hcomm_coll_args_t& args, const hcomm_comm_view_t& view);
+void build_from_peers(const DirectCall& direct, ScheduleWriter& out);
+
 // An allreduce through the windows, piece by piece.
 void build_rounds(const DirectCall& direct, RoundKind kind, ScheduleWriter& out);
 

@@ -321,7 +321,12 @@ void build_allgather(const DirectCall& direct, ScheduleWriter& out) {
 }
 
 void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
-  switch (direct.call.args.coll) {
+  const hcomm_coll_t coll = direct.call.args.coll;
+  const bool only_from_peers = coll == HCOMM_COLL_GATHER || coll == HCOMM_COLL_SCATTER || coll == HCOMM_COLL_ALLTOALL;
+  if (only_from_peers || ((coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE) &&
+                          serves_from_peers(direct.view, coll, direct.call.bytes)))
+    return build_from_peers(direct, out);
+  switch (coll) {
     case HCOMM_COLL_BARRIER: build_barrier(direct, out); break;
     case HCOMM_COLL_BROADCAST: build_broadcast(direct, out); break;
     case HCOMM_COLL_ALLGATHER:
@@ -345,6 +350,12 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const uint64_t bytes = static_cast<uint64_t>(args->count) * args->dtype_size;
   const double b = static_cast<double>(bytes);
   const hcomm_link_model_t& m = view->mapped;
+  const hcomm_coll_t coll = args->coll;
+  const bool only_from_peers = coll == HCOMM_COLL_GATHER || coll == HCOMM_COLL_SCATTER || coll == HCOMM_COLL_ALLTOALL;
+  if ((only_from_peers || coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE) &&
+      serves_from_peers(*view, coll, bytes))
+    return from_peers_cost(*args, *view);
+  if (only_from_peers) return bytes == 0 ? 0.0 : std::numeric_limits<double>::infinity();  // nothing moves
   if (args->coll == HCOMM_COLL_BARRIER)
     return m.alpha_us + (view->nranks - 1) * kFlagLineBytes * m.beta_us_per_byte;
   if (args->coll == HCOMM_COLL_REDUCE) {
@@ -387,7 +398,9 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
 constexpr uint32_t kOneShotColls = (1u << HCOMM_COLL_ALLREDUCE) | (1u << HCOMM_COLL_REDUCE) |
                                    (1u << HCOMM_COLL_BROADCAST) | (1u << HCOMM_COLL_ALLGATHER) |
                                    (1u << HCOMM_COLL_ALLGATHERV) | (1u << HCOMM_COLL_REDUCE_SCATTER) |
-                                   (1u << HCOMM_COLL_REDUCE_SCATTER_V) | (1u << HCOMM_COLL_BARRIER);
+                                   (1u << HCOMM_COLL_REDUCE_SCATTER_V) | (1u << HCOMM_COLL_BARRIER) |
+                                   (1u << HCOMM_COLL_GATHER) | (1u << HCOMM_COLL_SCATTER) |
+                                   (1u << HCOMM_COLL_ALLTOALL);
 
 // The call's collective where one_shot serves it; else allreduce, which the
 // argument checks then find the call is not.
