@@ -18,8 +18,9 @@ namespace hcomm::algo {
 
 namespace {
 
-// This rank's SEND is ready for `reader` (-1: every peer), then it waits
-// for their kDoneReading.
+// This rank's SEND is ready for `reader`, and it waits for the reader's
+// kDoneReading; or, with -1, for every peer, whose kDoneReading the caller
+// waits for after its own steps.
 void lend_send(const Call& call, ScheduleWriter& out, int reader) {
   if (reader >= 0) {
     out.add({.kind = HCOMM_STEP_SIGNAL, .flags = HCOMM_STEP_SEND_READY, .peer = reader, .match = kInputReady,
