@@ -51,7 +51,7 @@ struct Description {
   HostId host;
   int32_t numa;      // the NUMA node holding every CPU the rank may run on; -1: several or unknown
   int32_t last_cpu;  // where it ran last, -1 when unknown
-  int32_t llc;       // the last-level cache (hwloc's index) holding every CPU the rank may run on; -1: several or unknown
+  int32_t llc;       // the last-level cache (hwloc's index) over every CPU the rank may run on; -1: several or unknown
   char cpus[128];    // the CPUs it is bound to, as a list ("0-3,8"); "" when unknown
   char gpu[16];      // the PCI bus id of its GPU, "" without one
   uint32_t nnics;

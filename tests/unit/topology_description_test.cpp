@@ -146,9 +146,14 @@ TEST(TopologyDescription, TheLastLevelCacheIsTheBoundCpusOne) {
     ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
     EXPECT_GE(llc, 0) << "cpu " << c;
     const auto [known, fresh] = llc_of_siblings.emplace(siblings, llc);
-    if (!fresh) EXPECT_EQ(llc, known->second) << "cpu " << c << " shares its last-level cache with " << siblings;
-    for (const auto& [other, other_llc] : llc_of_siblings)
-      if (other != siblings) EXPECT_NE(llc, other_llc) << "cpu " << c << " (" << siblings << ") and " << other;
+    if (!fresh) {
+      EXPECT_EQ(llc, known->second) << "cpu " << c << " shares its last-level cache with " << siblings;
+    }
+    for (const auto& [other, other_llc] : llc_of_siblings) {
+      if (other != siblings) {
+        EXPECT_NE(llc, other_llc) << "cpu " << c << " (" << siblings << ") and " << other;
+      }
+    }
   }
   if (llc_of_siblings.empty()) GTEST_SKIP() << "the kernel lists no caches here";
   // Unbound, the process has a last-level cache only if one holds every CPU.

@@ -154,10 +154,12 @@ typedef enum hcomm_step_flags {
    * published, and only after a WAIT for a signal raised once they were. */
   HCOMM_STEP_PUBLISH = 1u << 2,
   /* ABI 1.9: a SIGNAL telling the peer it may read this rank's SEND. The
-   * core exposes a rank's SEND to its peers where its schedule LOADs a
-   * peer's SEND (every rank reads every other's alike) or has such a
-   * signal: the ranks of a rooted collective whose root reads them, or a
-   * root whose peers read it, say so this way. */
+   * core describes a rank's SEND to its peers (mapped, registered, or
+   * copied into its window) only where its schedule has such a signal; a
+   * SEND read without one is copied by address, more slowly. Every rank of
+   * a schedule where all read each other's SEND flags its ready signals;
+   * in a rooted one, the ranks whose SEND the root reads, or the root whose
+   * SEND the others read. */
   HCOMM_STEP_SEND_READY = 1u << 3
 } hcomm_step_flags_t;
 

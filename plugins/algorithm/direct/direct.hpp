@@ -89,7 +89,11 @@ inline bool reads_peer_buffers(const hcomm_comm_view_t& view, uint64_t bytes) {
 // one_shot's reduce, broadcast, gather, scatter and alltoall of
 // kPeerCollectivesFrom bytes per rank or more, read from the peers' buffers
 // (rooted.cpp), where serves_from_peers; their cost, and their schedule.
+// Gather, scatter and alltoall it serves no other way.
 constexpr uint64_t kPeerCollectivesFrom = 256 << 10;
+constexpr bool only_from_peers(hcomm_coll_t coll) {
+  return coll == HCOMM_COLL_GATHER || coll == HCOMM_COLL_SCATTER || coll == HCOMM_COLL_ALLTOALL;
+}
 bool serves_from_peers(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes);
 double from_peers_cost(const hcomm_coll_args_t& args, const hcomm_comm_view_t& view);
 void build_from_peers(const DirectCall& direct, ScheduleWriter& out);

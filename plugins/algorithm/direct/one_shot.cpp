@@ -322,9 +322,7 @@ void build_allgather(const DirectCall& direct, ScheduleWriter& out) {
 
 void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
   const hcomm_coll_t coll = direct.call.args.coll;
-  const bool only_from_peers = coll == HCOMM_COLL_GATHER || coll == HCOMM_COLL_SCATTER || coll == HCOMM_COLL_ALLTOALL;
-  if (only_from_peers || ((coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE) &&
-                          serves_from_peers(direct.view, coll, direct.call.bytes)))
+  if (only_from_peers(coll) || serves_from_peers(direct.view, coll, direct.call.bytes))
     return build_from_peers(direct, out);
   switch (coll) {
     case HCOMM_COLL_BARRIER: build_barrier(direct, out); break;
@@ -350,12 +348,8 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const uint64_t bytes = static_cast<uint64_t>(args->count) * args->dtype_size;
   const double b = static_cast<double>(bytes);
   const hcomm_link_model_t& m = view->mapped;
-  const hcomm_coll_t coll = args->coll;
-  const bool only_from_peers = coll == HCOMM_COLL_GATHER || coll == HCOMM_COLL_SCATTER || coll == HCOMM_COLL_ALLTOALL;
-  if ((only_from_peers || coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE) &&
-      serves_from_peers(*view, coll, bytes))
-    return from_peers_cost(*args, *view);
-  if (only_from_peers) return bytes == 0 ? 0.0 : std::numeric_limits<double>::infinity();  // nothing moves
+  if (serves_from_peers(*view, args->coll, bytes)) return from_peers_cost(*args, *view);
+  if (only_from_peers(args->coll)) return bytes == 0 ? 0.0 : std::numeric_limits<double>::infinity();  // nothing moves
   if (args->coll == HCOMM_COLL_BARRIER)
     return m.alpha_us + (view->nranks - 1) * kFlagLineBytes * m.beta_us_per_byte;
   if (args->coll == HCOMM_COLL_REDUCE) {
