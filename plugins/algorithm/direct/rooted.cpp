@@ -142,6 +142,7 @@ void build_alltoall(const DirectCall& direct, ScheduleWriter& out) {
 uint64_t peer_collectives_from(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
   return coll == HCOMM_COLL_ALLTOALL && view.nranks > 2 ? 0 : kPeerCollectivesFrom;
 }
+
 }  // namespace
 
 bool serves_from_peers(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
