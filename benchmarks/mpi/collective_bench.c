@@ -206,20 +206,23 @@ static void rewrite(float* send, size_t count, long it) {
 
 typedef void (*collective_fn)(const float* send, float* recv, size_t count);
 
-/* A collective and its buffers, in blocks of `count` elements: 0 send blocks
- * means the input is written into the receive buffer (broadcast in place). */
+/* A collective and its buffers, in blocks of `count` elements. Its result
+ * follows from them: element j of a rank's result is input element
+ * (its block of the input, where the input has one per rank) + j mod count
+ * of every rank combined (`reduces`), or of the owner of block j / count
+ * (where the result has one per rank), or of the root, rank 0. */
 typedef struct {
   const char* name;
   collective_fn run;
   int send_blocks_per_rank, recv_blocks_per_rank; /* 0: one block; 1: one block per rank */
-  int in_recv, root_only;                          /* input in recvbuf; result on the root only */
+  int reduces, in_recv, root_only; /* sums every rank's input; input in recvbuf; result on the root only */
 } collective_t;
 
 static const collective_t collectives[] = {
-    {"allreduce", allreduce_floats, 0, 0, 0, 0},   {"reduce_scatter", reduce_scatter_floats, 1, 0, 0, 0},
-    {"allgather", allgather_floats, 0, 1, 0, 0},   {"alltoall", alltoall_floats, 1, 1, 0, 0},
-    {"broadcast", broadcast_floats, 0, 0, 1, 0},   {"reduce", reduce_floats, 0, 0, 0, 1},
-    {"gather", gather_floats, 0, 1, 0, 1},         {"scatter", scatter_floats, 1, 0, 0, 0},
+    {"allreduce", allreduce_floats, 0, 0, 1, 0, 0}, {"reduce_scatter", reduce_scatter_floats, 1, 0, 1, 0, 0},
+    {"allgather", allgather_floats, 0, 1, 0, 0, 0}, {"alltoall", alltoall_floats, 1, 1, 0, 0, 0},
+    {"broadcast", broadcast_floats, 0, 0, 0, 1, 0}, {"reduce", reduce_floats, 0, 0, 1, 0, 1},
+    {"gather", gather_floats, 0, 1, 0, 0, 1},       {"scatter", scatter_floats, 1, 0, 0, 0, 0},
 };
 
 /* Rank r's input element i: small integers, so that sums are exact in
@@ -228,15 +231,9 @@ static float input(int r, size_t i) { return (float)(r + 1 + (int)(i % 7)); }
 
 /* Element j of `rank`'s result. */
 static float expected(const collective_t* c, int rank, int nranks, size_t count, size_t j) {
-  const size_t block = j / count, i = j % count;
-  if (c->run == allreduce_floats || c->run == reduce_floats || c->run == reduce_scatter_floats) {
-    const size_t at = c->run == reduce_scatter_floats ? (size_t)rank * count + j : j;
-    return (float)(nranks * (nranks + 1) / 2 + nranks * (int)(at % 7));
-  }
-  if (c->run == allgather_floats || c->run == gather_floats) return input((int)block, i);
-  if (c->run == alltoall_floats) return input((int)block, (size_t)rank * count + i);
-  if (c->run == broadcast_floats) return input(0, j);
-  return input(0, (size_t)rank * count + j); /* scatter */
+  const size_t at = (c->send_blocks_per_rank ? (size_t)rank * count : 0) + j % count;
+  if (c->reduces) return (float)(nranks * (nranks + 1) / 2 + nranks * (int)(at % 7));
+  return input(c->recv_blocks_per_rank ? (int)(j / count) : 0, at);
 }
 
 /* One call on freshly written inputs; returns this rank's wrong elements. */
