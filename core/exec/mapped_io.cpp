@@ -12,7 +12,8 @@ MappedIO::MappedIO(int rank, int nranks, uint64_t window_bytes)
 
 void MappedIO::attach(int r, uint8_t* base, uint64_t bytes) {
   const uint64_t data = window::Layout{nranks_, bytes}.data_offset();
-  ranks_[r] = Rank{.base = base, .half = {base + data, base + data + bytes}, .evict = ranks_[r].evict};
+  ranks_[r].base = base;
+  ranks_[r].half = {base + data, base + data + bytes};
 }
 
 void MappedIO::sleep(int64_t timeout_us) {
