@@ -293,16 +293,24 @@ void Peers::map_windows() {
   if (!mapped_) return;
   // A line read from a peer's input in place stays in this rank's caches until
   // the owner writes it again; between last-level caches taking it back then
-  // costs the owner more than evicting it costs the reader.
-  const std::string evict = settings::get_string("HCOMM_EVICT_PEER_READS");
-  int evicted = 0;
+  // costs the owner more than evicting it costs the reader, and a line stored
+  // into a peer's memory is best read from memory. Under one cache both cost.
+  const std::string setting = settings::get_string("HCOMM_CACHES_APART");
+  auto apart = [&](int a, int b) {
+    return a != b && (setting == "on" || (setting == "auto" && topology_.caches_apart(a, b)));
+  };
+  int apart_from = 0;
   for (int p = 0; p < size_; ++p) {
-    mapped_->set_evicts(p, p != rank_ && (evict == "on" || (evict == "auto" && topology_.caches_apart(rank_, p))));
-    evicted += mapped_->evicts(p);
+    mapped_->set_caches_apart(p, apart(rank_, p));
+    apart_from += apart(rank_, p);
   }
-  HCOMM_INFO(INIT, "rank %d maps the windows of all %d ranks (%llu bytes each call)%s; it evicts what it reads in "
-             "place from %d of them", rank_, size_, static_cast<unsigned long long>(mapped_->window_bytes()),
-             mapped_->peer_buffers() ? ", and copies from their buffers by address" : "", evicted);
+  // Every rank sees the same topology, so all agree on the view's flag.
+  for (int a = 0; a < size_ && !caches_apart_; ++a)
+    for (int b = a + 1; b < size_ && !caches_apart_; ++b) caches_apart_ = apart(a, b);
+  HCOMM_INFO(INIT, "rank %d maps the windows of all %d ranks (%llu bytes each call)%s; its caches are apart from "
+             "%d of them (it evicts what it reads from them in place and stores into them past its caches)", rank_,
+             size_, static_cast<unsigned long long>(mapped_->window_bytes()),
+             mapped_->peer_buffers() ? ", and copies from their buffers by address" : "", apart_from);
 }
 
 const Peers::Link& Peers::link(int peer) const {
@@ -386,7 +394,8 @@ std::string Peers::transport_name(int peer) const {
 
 void Peers::describe_mapped(hcomm_comm_view_t& view) const {
   view.flags = mapped_ ? HCOMM_VIEW_MAPPED | HCOMM_VIEW_SIGNAL_PAYLOAD |
-                             (mapped_->peer_buffers() ? HCOMM_VIEW_PEER_BUFFERS : 0)
+                             (mapped_->peer_buffers() ? HCOMM_VIEW_PEER_BUFFERS : 0) |
+                             (caches_apart_ ? HCOMM_VIEW_CACHES_APART : 0)
                        : 0;
   view.window_bytes = mapped_ ? mapped_->window_bytes() : 0;
   view.mapped = mapped_ ? mapped_model_ : link_;

@@ -98,6 +98,7 @@ class Peers final : public exec::PeerIO {
   hcomm_link_model_t link_{}, intra_{}, inter_{};
   std::unique_ptr<transport::MappedLinks> mapped_;
   hcomm_link_model_t mapped_model_{};  // loads, stores and reductions through mapped memory
+  bool caches_apart_ = false;          // some two ranks of the host lie under different last-level caches
   // Transport requests handed out and not yet ended; progress calls while none are.
   uint64_t in_flight_ = 0;
   uint64_t idle_progress_calls_ = 0;

@@ -93,13 +93,13 @@ std::vector<Decl> core_settings() {
   };
   stream.accepted = "auto, off, or a byte count with an optional K, M or G suffix";
   v.push_back(stream);
-  Decl evict = d("HCOMM_EVICT_PEER_READS", HCOMM_SETTING_STRING, "auto",
-                 "Whether a peer's input read in place is evicted from the caches after reading, so that its owner's "
-                 "next write finds no copy in another cache: auto (peers bound under another last-level cache), on "
-                 "or off.");
-  evict.check = [](const std::string& t) { return one_of(t, {"auto", "on", "off"}); };
-  evict.accepted = "auto, on, off";
-  v.push_back(evict);
+  Decl apart = d("HCOMM_CACHES_APART", HCOMM_SETTING_STRING, "auto",
+                 "Whether the ranks of a host count as under different last-level caches, where a peer's input read "
+                 "in place is evicted after reading and large stores into a peer's memory go past the caches: auto "
+                 "(peers bound under another last-level cache, as hcomm-topo lists them), on or off.");
+  apart.check = [](const std::string& t) { return one_of(t, {"auto", "on", "off"}); };
+  apart.accepted = "auto, on, off";
+  v.push_back(apart);
   return v;
 }
 

@@ -16,7 +16,8 @@ namespace {
 // Data copied by address lands here when it may not land in place.
 constexpr size_t kStagingBytes = 256 << 10;
 // A store into a peer's memory from this size on goes past this core's
-// caches (device::copy_past_caches): the peer reads it from memory.
+// caches (device::copy_past_caches) where the peer's caches are apart from
+// this core's (MappedIO::caches_apart): the peer reads it from memory.
 constexpr uint64_t kStoresPastCachesFrom = 4 << 10;
 // Mapped input read and evicted a block at a time, while its lines are near.
 constexpr uint64_t kEvictBlock = 64 << 10;
@@ -173,7 +174,7 @@ const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t bu
     b.mapped = io_->map(peer, e.mapped);
     b.lo = e.mapped.address;
     b.hi = e.mapped.address + e.mapped.bytes;
-    b.evict = buffer != HCOMM_BUF_RECV && io_->evicts(peer);
+    b.evict = buffer != HCOMM_BUF_RECV && io_->caches_apart(peer);
   }
   return b;
 }
@@ -248,9 +249,10 @@ void MappedCall::load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offs
 
 void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, const uint8_t* src, uint64_t bytes) {
   const Span s = remote(peer, dst, offset, bytes);
+  const bool past_caches = io_->caches_apart(peer);
   for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, 1,
                 [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
-                  if (local && n >= kStoresPastCachesFrom)
+                  if (local && past_caches && n >= kStoresPastCachesFrom)
                     device::copy_past_caches(const_cast<uint8_t*>(local), src + at, n);
                   else if (local)
                     device::copy(const_cast<uint8_t*>(local), src + at, n);

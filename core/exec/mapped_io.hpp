@@ -42,10 +42,12 @@ class MappedIO {
   }
   // Rank r's half for mapped call `call`.
   uint8_t* half(int r, uint64_t call) const { return ranks_[r].half[call & 1]; }
-  // Whether `peer`'s SEND, read in place, is evicted from the caches after
-  // reading (device/evict.hpp): off unless set.
-  bool evicts(int peer) const { return ranks_[peer].evict; }
-  void set_evicts(int peer, bool evict) { ranks_[peer].evict = evict; }
+  // Whether `peer` lies under another last-level cache than this rank (off
+  // unless set): its SEND, read in place, is then evicted from the caches
+  // after reading (device/evict.hpp), and large stores into its memory go
+  // past them (device::copy_past_caches), for it to read from memory.
+  bool caches_apart(int peer) const { return ranks_[peer].caches_apart; }
+  void set_caches_apart(int peer, bool apart) { ranks_[peer].caches_apart = apart; }
 
   // Sleeps until what the running mapped call waits for may have happened,
   // up to timeout_us; returns at once when no mapped call is waiting.
@@ -76,7 +78,7 @@ class MappedIO {
       const uint8_t* mapped = nullptr;  // where [lo, hi) of the peer's memory lies here
       uint64_t lo = 0, hi = 0;
       uint64_t hole_lo = 0, hole_hi = 0;  // but for these bytes
-      bool evict = false;  // the peer's own SEND, mapped, where evicts(peer): evicted after reading
+      bool evict = false;  // the peer's own SEND, mapped, where caches_apart(peer): evicted after reading
     };
     std::vector<std::array<PeerBuffer, 2>> buffers;
     // Where data read by address is reduced from, when it may not land in place.
@@ -94,7 +96,7 @@ class MappedIO {
   struct Rank {
     uint8_t* base = nullptr;
     std::array<uint8_t*, 2> half{};
-    bool evict = false;
+    bool caches_apart = false;
   };
 
   int rank_, nranks_;

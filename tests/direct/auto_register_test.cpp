@@ -9,7 +9,8 @@
 // (whose pages still hold the old values); a child forked after the move
 // gets private pages, and its writes do not reach the parent; a buffer the
 // caller registers over an automatic registration; a malloc'd buffer of an
-// odd size; a SEND whose slices are pushed stays where it is. With
+// odd size; a SEND whose slices are pushed (where the caches are apart:
+// HCOMM_CACHES_APART=on) stays where it is. With
 // `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0, or with a
 // library named like the CUDA driver preloaded.
 #include <sys/mman.h>
@@ -153,7 +154,8 @@ void automatic(Job& job) {
   job.expect(moved(heap_send.data() + odd / 2), "the malloc'd buffer did not move by its fourth call");
 
   // Slices that fit a window half are pushed into the peers' windows and
-  // RECV: no peer reads SEND, which then stays where it is.
+  // RECV where the caches are apart: no peer reads SEND, which then stays
+  // where it is.
   const size_t pushed = (size_t{2} << 20) / sizeof(float);
   float* in = map_floats(pushed);
   float* out = map_floats(pushed);

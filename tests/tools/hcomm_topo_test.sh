@@ -147,8 +147,9 @@ JSON
   grep -qF '"gpus": []' "$WORK/out" || fail "host b has no GPU"
 }
 
-# Ranks of one host under different last-level caches evict what they read
-# in place from each other (HCOMM_EVICT_PEER_READS=auto), others not; the
+# Ranks of one host under different last-level caches count as apart
+# (HCOMM_CACHES_APART=auto: they evict what they read in place from each
+# other and store into each other past their caches), others not; the
 # setting overrides the topology either way.
 case_file_caches() {
   topo 3 --dump "$WORK/here.json"
@@ -158,16 +159,16 @@ case_file_caches() {
   grep -qF '"rank": 2, "host": 0' "$WORK/caches.json" && grep -q '"rank": 2,[^}]*"llc": 1' "$WORK/caches.json" ||
     fail "could not place rank 2 under another cache: $(grep '"ranks"' "$WORK/caches.json")"
   export HCOMM_TRANSPORTS=shm HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=INIT
-  # evictions <setting>: each rank's count of peers it evicts, in rank order.
-  evictions() {
-    HCOMM_EVICT_PEER_READS=$1 HCOMM_TOPO_FILE="$WORK/caches.json" topo 3
+  # apart <setting>: each rank's count of peers its caches are apart from, in rank order.
+  apart() {
+    HCOMM_CACHES_APART=$1 HCOMM_TOPO_FILE="$WORK/caches.json" topo 3
     expect_rc 0
-    sed -nE 's/.*rank ([0-9]) maps the windows.*from ([0-9]) of them$/\1 \2/p' "$WORK/err" | sort | cut -d' ' -f2 |
-      tr -d '\n'
+    sed -nE 's/.*rank ([0-9]) maps the windows.*apart from ([0-9]) of them.*/\1 \2/p' "$WORK/err" | sort |
+      cut -d' ' -f2 | tr -d '\n'
   }
-  [ "$(evictions auto)" = 112 ] || fail "auto: ranks 0 and 1 evict reads from rank 2, rank 2 from both: $(evictions auto)"
-  [ "$(evictions off)" = 000 ] || fail "off: no rank evicts"
-  [ "$(evictions on)" = 222 ] || fail "on: every rank evicts every peer's reads"
+  [ "$(apart auto)" = 112 ] || fail "auto: ranks 0 and 1 apart from rank 2, rank 2 from both: $(apart auto)"
+  [ "$(apart off)" = 000 ] || fail "off: no rank apart from another"
+  [ "$(apart on)" = 222 ] || fail "on: every rank apart from every peer"
   table "Link classes" | awk '{ print $1, $7 }' | tr '\n' ';' | grep -qx 'r0 0;r1 0;r2 1;' ||
     fail "the llc column: $(table "Link classes" | tr '\n' ';')"
 }

@@ -190,11 +190,15 @@ class Windows {
 
 // One rank's view of the windows. Its buffers count as mapped, but for 64
 // bytes at each end, on odd ranks, and as copied by address on even ones,
-// so that every way of reading a peer's buffer runs.
+// and ranks of the other parity as under another last-level cache, so that
+// every way of reading and writing a peer's buffer runs.
 class MemoryMapped final : public MappedIO {
  public:
   MemoryMapped(const Windows& w, int rank, int nranks) : MappedIO(rank, nranks, w.window_bytes()) {
-    for (int r = 0; r < nranks; ++r) attach(r, w.base(r), w.window_bytes());
+    for (int r = 0; r < nranks; ++r) {
+      attach(r, w.base(r), w.window_bytes());
+      set_caches_apart(r, (r + rank) % 2 == 1);
+    }
   }
   const uint8_t* map(int, const hcomm_mem_desc_t& desc) override {
     ++maps;
@@ -681,12 +685,15 @@ TEST(ExecutorMapped, DirectAllreducesRunInOrderUnlessInPieces) {
         }
 }
 
-// Ranks store their result into each other's RECV from 256 KiB on, and push
-// their input's slices into each other's windows where the slices fit a
-// window (stores in place of loads, in order); every element right, in place
-// too, mapped or copied by address, on 2, 3 and 5 ranks.
+// Ranks store their result into each other's RECV from 256 KiB on, and,
+// where their caches are apart (HCOMM_VIEW_CACHES_APART), push their input's
+// slices into each other's windows where the slices fit a window (stores in
+// place of loads, in order); every element right, in place too, mapped or
+// copied by address, on 2, 3 and 5 ranks.
 TEST(ExecutorMapped, RanksPushSlicesThatFitTheWindow) {
   const uint64_t window = 1 << 20;
+  const uint32_t shared = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD,
+                 apart = shared | HCOMM_VIEW_CACHES_APART;
   for (int n : {2, 3, 5}) {
     MappedJob job(n, window);
     for (size_t count : {size_t{65535}, size_t{65536}, size_t{65536 + 7}, size_t{300001}, size_t{600001}})
@@ -694,31 +701,32 @@ TEST(ExecutorMapped, RanksPushSlicesThatFitTheWindow) {
         for (uint64_t chunk : {uint64_t{100000}, uint64_t{512} * 1024})
           for (auto [dtype, op] : {std::pair{HCOMM_FLOAT32, HCOMM_SUM}, std::pair{HCOMM_INT64, HCOMM_MAX},
                                    std::pair{HCOMM_FLOAT16, HCOMM_AVG}})
-            job.check({.algorithm = "two_shot", .nranks = n, .count = count, .dtype = dtype, .op = op,
-                       .in_place = in_place, .chunk_bytes = chunk});
+            for (uint32_t flags : {shared, apart})
+              job.check({.algorithm = "two_shot", .nranks = n, .count = count, .dtype = dtype, .op = op,
+                         .in_place = in_place, .chunk_bytes = chunk, .flags = flags});
   }
   for (int n : {2, 3})
-    for (size_t count : {size_t{65535}, size_t{65536}, size_t{n * window / 4 / (n - 1)},
-                         size_t{n * window / 4 / (n - 1) + 16}, size_t{4 * window}}) {
-      hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = n, .link = {1, 1e-4, 1e-5},
-                             .flags = HCOMM_VIEW_MAPPED | HCOMM_VIEW_PEER_BUFFERS | HCOMM_VIEW_SIGNAL_PAYLOAD,
-                             .window_bytes = window, .mapped = {1, 1e-4, 1e-5}};
-      algorithm::Selector sel(view, algorithm::parse_tune("allreduce:@two_shot"), algorithm::registry(), 1 << 20);
-      hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = count,
-                             .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
-      const auto schedule = sel.build(args);
-      const auto stores_into = [&](uint32_t buffer) {
-        return std::any_of(schedule->steps.begin(), schedule->steps.end(), [&](const hcomm_step_t& s) {
-          return s.kind == HCOMM_STEP_STORE && s.dst.buffer == buffer;
-        });
-      };
-      // Results from 256 KiB; inputs up to the largest count whose n - 1
-      // slots fill the window exactly, and no more.
-      EXPECT_EQ(stores_into(HCOMM_BUF_RECV), count >= 65536) << n << " ranks, " << count << " floats";
-      EXPECT_EQ(stores_into(HCOMM_BUF_WINDOW), count >= 65536 && count <= n * window / 4 / (n - 1))
-          << n << " ranks, " << count << " floats";
-      EXPECT_TRUE(schedule->in_order) << n << " ranks, " << count << " floats";
-    }
+    for (uint32_t flags : {shared, apart})
+      for (size_t count : {size_t{65535}, size_t{65536}, size_t{n * window / 4 / (n - 1)},
+                           size_t{n * window / 4 / (n - 1) + 16}, size_t{4 * window}}) {
+        hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = n, .link = {1, 1e-4, 1e-5},
+                               .flags = flags, .window_bytes = window, .mapped = {1, 1e-4, 1e-5}};
+        algorithm::Selector sel(view, algorithm::parse_tune("allreduce:@two_shot"), algorithm::registry(), 1 << 20);
+        hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = count,
+                               .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
+        const auto schedule = sel.build(args);
+        const auto stores_into = [&](uint32_t buffer) {
+          return std::any_of(schedule->steps.begin(), schedule->steps.end(), [&](const hcomm_step_t& s) {
+            return s.kind == HCOMM_STEP_STORE && s.dst.buffer == buffer;
+          });
+        };
+        // Results from 256 KiB; inputs, where caches are apart, up to the
+        // largest count whose n - 1 slots fill the window exactly, and no more.
+        EXPECT_EQ(stores_into(HCOMM_BUF_RECV), count >= 65536) << n << " ranks, " << count << " floats";
+        EXPECT_EQ(stores_into(HCOMM_BUF_WINDOW), flags == apart && count >= 65536 && count <= n * window / 4 / (n - 1))
+            << n << " ranks, " << count << " floats, flags " << flags;
+        EXPECT_TRUE(schedule->in_order) << n << " ranks, " << count << " floats";
+      }
 }
 
 // The selector's choice for small calls on one host: one_shot, except for

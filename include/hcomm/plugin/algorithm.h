@@ -1,9 +1,10 @@
-/* HComm algorithm plugin interface, ABI 1.9 (1.1 added the variable-size
+/* HComm algorithm plugin interface, ABI 1.10 (1.1 added the variable-size
  * collectives' counts, the mapped-memory steps and the view's window; 1.2
  * the view's hosts; 1.3 signals that carry a small payload; 1.4 a step flag
  * for results nothing reads again; 1.5 a view flag for more ranks than
  * cores; 1.6 payloads over several flags' lines; 1.7 a copy that publishes
- * RECV in the window; 1.9 a signal that exposes SEND).
+ * RECV in the window; 1.9 a signal that exposes SEND; 1.10 a view flag for
+ * ranks under different caches).
  *
  * An algorithm turns one collective call into a schedule for this rank: a
  * list of steps, each naming a peer, buffer slices and the steps it waits for.
@@ -81,7 +82,13 @@ typedef enum hcomm_view_flags {
   HCOMM_VIEW_SIGNAL_PAYLOAD = 1u << 2,
   /* ABI 1.5: this host's ranks outnumber its cores, so a rank that waits
    * may hold the CPU a peer needs to get on. */
-  HCOMM_VIEW_OVERSUBSCRIBED = 1u << 3
+  HCOMM_VIEW_OVERSUBSCRIBED = 1u << 3,
+  /* ABI 1.10: some ranks of a host lie under different last-level caches
+   * (HCOMM_CACHES_APART): a line one of them wrote reaches another through
+   * memory, or a slower path between the caches, not through a cache both
+   * share. Where this is off, a store into a peer's memory is best left in
+   * the caches and a peer's data best read where it lies. */
+  HCOMM_VIEW_CACHES_APART = 1u << 4
 } hcomm_view_flags_t;
 
 /* A read-only view of the communicator. */

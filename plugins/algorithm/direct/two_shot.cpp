@@ -4,8 +4,9 @@
 // has the same bits. Small messages go through the windows (in pieces when
 // larger than a window); larger ones, where ranks may copy from each other's
 // buffers, are pushed into the peers' windows where the slices fit a window,
-// else read from the peers' SEND, and from 256 KiB each rank stores its
-// result into the peers' RECV past the caches.
+// else read from the peers' SEND, and from 256 KiB, where ranks lie under
+// different last-level caches, each rank stores its result into the peers'
+// RECV past the caches.
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -18,12 +19,15 @@ namespace hcomm::algo {
 
 namespace {
 
-// Results are stored into the peers' RECV, and inputs pushed where they
-// fit, from here on. Below, a peer's malloc'd RECV would be written by
-// address (it is registered automatically only from HCOMM_AUTO_REGISTER,
-// 256 KiB), which made 2 ranks at 8 KiB 5.7 us against 3.9; where the cores
-// share their caches pushing costs 1.1-1.9x at 16-128 KiB, and where they
-// do not it saves 0.55-0.7 with mapped buffers (2-4 ranks).
+// Where ranks lie under different last-level caches, results are stored
+// into the peers' RECV, and inputs pushed where they fit, from here on
+// (2-4 ranks, mapped buffers: 0.55-0.7 of the time). Below, a peer's
+// malloc'd RECV would be written by address (it is registered automatically
+// only from HCOMM_AUTO_REGISTER, 256 KiB), which made 2 ranks at 8 KiB 5.7
+// us against 3.9. Under one cache pushing costs at every size: each pushed
+// line moves to the writer's cache and back to its owner's, where a read
+// moves it once (2 ranks, 256 KiB-8 MiB, 1.3-1.6x the time with plain
+// stores, 1.5-3x past the caches; level from 16 MiB).
 constexpr uint64_t kPushFrom = 256 << 10;
 
 uint64_t pushed_slot_bytes(uint64_t count, int nranks, size_t elem_size) {
@@ -32,7 +36,7 @@ uint64_t pushed_slot_bytes(uint64_t count, int nranks, size_t elem_size) {
 
 bool pushes(const hcomm_comm_view_t& view, uint64_t count, size_t elem_size) {
   const uint64_t bytes = count * elem_size;
-  return (view.flags & HCOMM_VIEW_PEER_BUFFERS) && bytes >= kPushFrom &&
+  return (view.flags & HCOMM_VIEW_PEER_BUFFERS) && (view.flags & HCOMM_VIEW_CACHES_APART) && bytes >= kPushFrom &&
          pushed_slot_bytes(count, view.nranks, elem_size) * (view.nranks - 1) <= view.window_bytes;
 }
 
