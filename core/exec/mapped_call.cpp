@@ -72,20 +72,23 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
     calls.busy = begun_ = true;
     call_ = ++calls.begun;
   }
-  // Every rank must have finished call_ - 2, whose readers this half served.
+  // Every rank must have finished the call that last used this call's lap
+  // (its flags' lines and publication), and where this call uses a half,
+  // call_ - 2, whose readers the half served.
   const int me = io->rank();
+  const uint64_t behind = schedule.uses_halves ? 2 : window::kLaps;
   for (int r = 0; r < io->nranks(); ++r) {
-    if (r == me || calls.finished[r] + 2 >= call_) continue;
+    if (r == me || calls.finished[r] + behind >= call_) continue;
     const std::atomic<uint64_t>& completed = io->header(r).completed;
     calls.finished[r] = completed.load(std::memory_order_acquire);
-    if (calls.finished[r] + 2 < call_) {
+    if (calls.finished[r] + behind < call_) {
       calls.awaited = &completed;
-      calls.awaited_value = call_ - 2;
+      calls.awaited_value = call_ - behind;
       return false;
     }
   }
   calls.awaited = nullptr;
-  window::Publication& p = io->header(me).published[call_ & 1];
+  window::Publication& p = io->header(me).published[window::lap_of(call_)];
   // A buffer no peer reaches is not described (nor registered automatically).
   auto expose = [&](window::Exposed& e, const void* ptr, uint64_t bytes, bool reached) {
     e.address = reinterpret_cast<uintptr_t>(ptr);
@@ -154,7 +157,7 @@ void MappedCall::bad_peer(int peer) const {
 const MappedIO::Calls::PeerBuffer& MappedCall::peer_buffer(int peer, uint32_t buffer) {
   MappedIO::Calls::PeerBuffer& b = io_->calls().buffers[peer][buffer == HCOMM_BUF_RECV ? 1 : 0];
   if (b.call == call_) return b;
-  const window::Publication& p = io_->header(peer).published[call_ & 1];
+  const window::Publication& p = io_->header(peer).published[window::lap_of(call_)];
   if (p.call != call_)
     HCOMM_THROW(HCOMM_ERR_INTERNAL, "algorithm %s reads the buffers of rank %d before that rank published them for "
                 "this call: a step may touch a peer's memory only after a WAIT for a SIGNAL the peer raised",
@@ -262,7 +265,7 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
 }
 
 // A payload fills the lines of flag `match` and the ones after it, in order,
-// each raised once its part is in. Their reader read them two calls ago, so
+// each raised once its part is in. Their reader read them a lap ago, so
 // each write waits for its line to come back; asking for them all first
 // overlaps those transfers (2 ranks, 128 and 256 bytes: 0.29-0.31 and 0.34
 // us against 0.33-0.34 and 0.35-0.37; when the machine runs slower,

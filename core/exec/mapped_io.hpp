@@ -38,7 +38,8 @@ class MappedIO {
   window::Header& header(int r) const { return *reinterpret_cast<window::Header*>(ranks_[r].base); }
   // The line of mapped call `call` of flag `match` of `owner`'s window, raised by `writer`.
   window::FlagLine& flag(int owner, int writer, uint32_t match, uint64_t call) const {
-    return *reinterpret_cast<window::FlagLine*>(ranks_[owner].base + layout_.flag_offset(writer, match, call & 1));
+    return *reinterpret_cast<window::FlagLine*>(ranks_[owner].base +
+                                                layout_.flag_offset(writer, match, window::lap_of(call)));
   }
   // Rank r's half for mapped call `call`.
   uint8_t* half(int r, uint64_t call) const { return ranks_[r].half[call & 1]; }

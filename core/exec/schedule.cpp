@@ -292,6 +292,7 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
         st.match >= (1u << 24))
       fail(i, "match id does not fit in 24 bits");
   }
+  s.uses_halves = s.window_extent > 0 || s.peers_read_send;
   s.scratch_bytes = staging;
   derive(s);
 }

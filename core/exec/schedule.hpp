@@ -96,6 +96,11 @@ struct Schedule {
   // A COPY publishes RECV in the window (HCOMM_STEP_PUBLISH): peers that
   // cannot map this rank's RECV read it there.
   bool publishes_recv = false;
+  // The call uses a window half: a step names this rank's or a peer's
+  // window, or the core may copy SEND into this rank's (peers_read_send).
+  // A call that uses none only signals, and may run further ahead of its
+  // peers (MappedCall::begin).
+  bool uses_halves = false;
 
   StatePool pool;
 

@@ -20,9 +20,9 @@ void initialise(void* base, const Layout& layout, int rank) {
   h->window_bytes = layout.window_bytes;
   h->cpu.store(-1, std::memory_order_relaxed);
   auto* bytes = static_cast<uint8_t*>(base);
-  for (uint64_t parity = 0; parity < 2; ++parity)
+  for (uint64_t lap = 0; lap < kLaps; ++lap)
     for (int w = 0; w < layout.nranks; ++w)
-      for (uint32_t m = 0; m < HCOMM_MAX_SIGNALS; ++m) new (bytes + layout.flag_offset(w, m, parity)) FlagLine{};
+      for (uint32_t m = 0; m < HCOMM_MAX_SIGNALS; ++m) new (bytes + layout.flag_offset(w, m, lap)) FlagLine{};
   std::atomic_ref<uint64_t>(h->magic).store(kMagic, std::memory_order_release);
 }
 

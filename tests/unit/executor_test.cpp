@@ -181,6 +181,7 @@ class Windows {
     }
   }
   uint8_t* base(int r) const { return memory_[r].get(); }
+  window::Header& header(int r) const { return *reinterpret_cast<window::Header*>(base(r)); }
   uint64_t window_bytes() const { return layout_.window_bytes; }
 
  private:
@@ -783,6 +784,56 @@ TEST(ExecutorMapped, SignalAfterAnOpenWaitIsRaisedAtOnce) {
 // A payload over several flags' lines arrives whole, whatever its last
 // line holds (a part of a line, or a full one), call after call (the lines
 // of both call parities).
+// A call whose steps only signal may begin while a peer is up to
+// window::kLaps - 1 calls behind (its flags' lines and publication are its
+// lap's); one that uses a window half waits until every peer finished the
+// call 2 before it, which read that half.
+TEST(ExecutorMapped, CallsThatOnlySignalRunLapsAhead) {
+  Windows windows(2, 1024);
+  MemoryMapped rank0(windows, 0, 2);
+  std::vector<int32_t> send(2, 7), recv(2, 0);
+  const Buffers buffers{.send = send.data(), .recv = recv.data(), .scratch = nullptr};
+  const auto schedule = [](bool half) {
+    Schedule s;
+    s.algorithm = "hand-written";
+    s.args = {.size = sizeof(hcomm_coll_args_t), .coll = HCOMM_COLL_BROADCAST, .count = 2, .dtype = HCOMM_INT32,
+              .dtype_size = 4, .mem_kind = HCOMM_MEM_HOST};
+    hcomm_step_t signal = mapped_step(HCOMM_STEP_SIGNAL, 1, 0, 8);  // the data in the signal
+    signal.src = {HCOMM_BUF_SEND, 0};
+    hcomm_step_t copy = {.kind = HCOMM_STEP_COPY, .src = {HCOMM_BUF_SEND, 0}, .dst = {HCOMM_BUF_WINDOW, 0},
+                         .bytes = 8, .nchunks = 1};
+    if (half)
+      s.steps = {copy, mapped_step(HCOMM_STEP_SIGNAL, 1, 0, 0)};
+    else
+      s.steps = {signal};
+    finalize_schedule(s, 8, 8);
+    return s;
+  };
+  const Schedule signals = schedule(false), halves = schedule(true);
+  EXPECT_FALSE(signals.uses_halves);
+  EXPECT_TRUE(halves.uses_halves);
+  // Rank 1 finished nothing: rank 0 begins calls 1..kLaps, not the next.
+  // A call that may not begin yet is tried again, as the executor does.
+  auto call = std::make_unique<MappedCall>();
+  auto begins = [&](const Schedule& s) {
+    if (!call->begin(&rank0, s, buffers)) return false;
+    call->end();
+    call = std::make_unique<MappedCall>();
+    return true;
+  };
+  for (uint64_t c = 1; c <= window::kLaps; ++c) EXPECT_TRUE(begins(signals)) << "call " << c;
+  EXPECT_FALSE(begins(signals)) << "call " << window::kLaps + 1 << " reuses the lines of call 1";
+  std::atomic<uint64_t>& completed = windows.header(1).completed;
+  completed.store(1);
+  EXPECT_TRUE(begins(signals)) << "rank 1 finished call 1";
+  // Call kLaps + 2 uses a half: rank 1 must have finished call kLaps.
+  EXPECT_FALSE(begins(halves));
+  completed.store(window::kLaps - 1);
+  EXPECT_FALSE(begins(halves));
+  completed.store(window::kLaps);
+  EXPECT_TRUE(begins(halves));
+}
+
 TEST(ExecutorMapped, PayloadOverSeveralLinesArrivesWhole) {
   const int n = 2;
   const uint32_t first_match = 3;

@@ -51,20 +51,22 @@ void reduce_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out, uin
   if (!peers_read_recv) finish_peer_reads(call, out, reduced);
 }
 
-// An allreduce's input (a reduce-scatter's blocks) travels in the signals,
-// over several flags' lines, up to kAllreduceInSignals; a broadcast's data,
-// a reduce's input or an allgather's block in a flag's line
-// (HCOMM_SIGNAL_PAYLOAD_BYTES). 2 ranks, the best of 3-4 runs: an allreduce of 64 and 128 bytes 0.28 and 0.30 us
-// against 0.31 and 0.33 through the window, 256 bytes 0.34 against 0.33,
-// 512 and 1024 bytes 0.42 and 0.60 against 0.35 and 0.37; broadcasts and
-// allgathers of 128-1024 bytes were as fast through the window or faster,
-// reduces as fast up to 256 bytes.
-constexpr uint64_t kAllreduceInSignals = 256;
-static_assert(kAllreduceInSignals <= HCOMM_SIGNAL_MAX_PAYLOAD_BYTES, "a signal carries an allreduce's input");
+// An allreduce's input (a reduce-scatter's blocks), a broadcast's data and
+// a reduce's input travel in the signals, over several flags' lines, up to
+// kInSignals; an allgather's block in a flag's line
+// (HCOMM_SIGNAL_PAYLOAD_BYTES). 2 ranks, the best of 3-4 runs: an allreduce
+// of 64 and 128 bytes 0.28 and 0.30 us against 0.31 and 0.33 through the
+// window, 256 bytes 0.34 against 0.33, 512 and 1024 bytes 0.42 and 0.60
+// against 0.35 and 0.37; allgathers of 128-1024 bytes were as fast through
+// the window or faster. A call in the signals uses no window half, so a
+// root runs ahead of the other ranks (window::kLaps): back-to-back reduces
+// of 64-256 bytes 0.21-0.24 us against 0.28-0.31 through the window,
+// broadcasts level (0.20-0.23).
+constexpr uint64_t kInSignals = 256;
+static_assert(kInSignals <= HCOMM_SIGNAL_MAX_PAYLOAD_BYTES, "a signal carries kInSignals bytes");
 bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
-  const bool reduced_by_all = coll == HCOMM_COLL_ALLREDUCE || coll == HCOMM_COLL_REDUCE_SCATTER ||
-                              coll == HCOMM_COLL_REDUCE_SCATTER_V;
-  const uint64_t most = reduced_by_all ? kAllreduceInSignals : HCOMM_SIGNAL_PAYLOAD_BYTES;
+  const uint64_t most = coll == HCOMM_COLL_ALLGATHER || coll == HCOMM_COLL_ALLGATHERV ? HCOMM_SIGNAL_PAYLOAD_BYTES
+                                                                                     : kInSignals;
   return (view.flags & HCOMM_VIEW_SIGNAL_PAYLOAD) && bytes <= most;
 }
 
