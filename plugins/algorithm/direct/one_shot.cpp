@@ -236,6 +236,49 @@ void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
   reduce_from_all(call, out, at(HCOMM_BUF_WINDOW, 0), at(HCOMM_BUF_RECV, 0), call.bytes, copied, true);
 }
 
+// Gather, scatter and alltoall blocks that fit in the signals travel in
+// them, each from its SEND place straight to its RECV place: to the root
+// (gather), from it (scatter), from every rank to every other (alltoall).
+// Not the rooted ones on more ranks than cores, as for broadcast and reduce.
+bool blocks_in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t block) {
+  if (!only_from_peers(coll) || !in_signals(view, coll, block)) return false;
+  return coll == HCOMM_COLL_ALLTOALL || !(view.flags & HCOMM_VIEW_OVERSUBSCRIBED);
+}
+
+// Each block this rank sends is a signal's payload, and each it gets a
+// WAIT's, into its place in RECV; its own block, where it has a result and
+// not in place, a copy.
+void build_blocks_in_signals(const DirectCall& direct, ScheduleWriter& out) {
+  const Call& call = direct.call;
+  const hcomm_coll_t coll = call.args.coll;
+  if (coll != HCOMM_COLL_ALLTOALL) check_root(call);
+  const uint64_t b = call.bytes;
+  if (b == 0) return;
+  const int me = call.rank, n = call.nranks, root = call.args.root;
+  const bool gathers = coll == HCOMM_COLL_GATHER, scatters = coll == HCOMM_COLL_SCATTER;
+  const auto sends_to = [&](int p) { return gathers ? p == root : !scatters || me == root; };
+  const auto hears_from = [&](int p) { return scatters ? p == root : !gathers || me == root; };
+  // Where a block lies in SEND (for its receiver) and in RECV (from its sender).
+  const auto send_at = [&](int to) { return at(HCOMM_BUF_SEND, gathers ? 0 : to * b); };
+  const auto recv_at = [&](int from) { return at(HCOMM_BUF_RECV, scatters ? 0 : from * b); };
+  const bool own_result = coll == HCOMM_COLL_ALLTOALL || me == root;
+  if (own_result && !call.args.in_place)
+    out.add({.kind = HCOMM_STEP_COPY, .src = send_at(me), .dst = recv_at(me), .bytes = b, .nchunks = 1});
+  for (int k = 1; k < n; ++k) {
+    const int p = (me + k) % n;
+    int32_t sent = -1;
+    if (sends_to(p))
+      sent = out.add({.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = send_at(p), .bytes = b,
+                      .nchunks = 1});
+    if (!hears_from(p)) continue;
+    hcomm_step_t take = {.kind = HCOMM_STEP_WAIT, .peer = p, .match = kInputReady, .dst = recv_at(p), .bytes = b,
+                         .nchunks = 1};
+    // An alltoall in place sends block p from where block p arrives.
+    if (sent >= 0 && call.args.in_place) wait_whole(take, sent);
+    out.add(take);
+  }
+}
+
 // Where one_shot reads the peers' buffers for an allgather(v) or a
 // reduce-scatter(v) whose largest block is `block` bytes (every rank sees
 // the same), and leaves smaller blocks to the message algorithms (its cost is
@@ -324,6 +367,7 @@ void build_allgather(const DirectCall& direct, ScheduleWriter& out) {
 
 void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
   const hcomm_coll_t coll = direct.call.args.coll;
+  if (blocks_in_signals(direct.view, coll, direct.call.bytes)) return build_blocks_in_signals(direct, out);
   if (only_from_peers(coll) || serves_from_peers(direct.view, coll, direct.call.bytes))
     return build_from_peers(direct, out);
   switch (coll) {
@@ -351,6 +395,8 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const double b = static_cast<double>(bytes);
   const hcomm_link_model_t& m = view->mapped;
   if (serves_from_peers(*view, args->coll, bytes)) return from_peers_cost(*args, *view);
+  if (blocks_in_signals(*view, args->coll, bytes))  // a root's or an alltoall's n - 1 blocks in lines
+    return m.alpha_us + (view->nranks - 1) * b * m.beta_us_per_byte;
   if (only_from_peers(args->coll)) return bytes == 0 ? 0.0 : std::numeric_limits<double>::infinity();  // nothing moves
   if (args->coll == HCOMM_COLL_BARRIER)
     return m.alpha_us + (view->nranks - 1) * kFlagLineBytes * m.beta_us_per_byte;

@@ -171,8 +171,9 @@ void build_from_peers(const DirectCall& direct, ScheduleWriter& out) {
   if (call.bytes == 0) return;
   if (!serves_from_peers(direct.view, coll, call.bytes))
     HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "%s: %llu bytes per rank are left to the message algorithms (one_shot "
-                       "reads the peers' buffers for them from %llu bytes, where ranks may copy from each other's, "
-                       "and no rooted collective on more ranks than cores)", call.algorithm,
+                       "carries blocks that fit its signals in them, and reads the peers' buffers from %llu bytes, "
+                       "where ranks may copy from each other's; no rooted collective on more ranks than cores)",
+                       call.algorithm,
                        static_cast<unsigned long long>(call.bytes),
                        static_cast<unsigned long long>(
                            std::max(peer_collectives_from(direct.view, coll), kPeerBuffersFrom)));
