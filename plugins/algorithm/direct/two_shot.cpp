@@ -3,10 +3,10 @@
 // other slices from their owners; each slice is combined once, so every rank
 // has the same bits. Small messages go through the windows (in pieces when
 // larger than a window); larger ones, where ranks may copy from each other's
-// buffers, are pushed into the peers' windows where the slices fit a window,
-// else read from the peers' SEND, and from 256 KiB, where ranks lie under
-// different last-level caches, each rank stores its result into the peers'
-// RECV past the caches.
+// buffers, are read from the peers' SEND (from 256 KiB pushed into the
+// peers' windows instead, where ranks lie under different last-level caches
+// and the slices fit a window), and from 256 KiB each rank stores its result
+// into the peers' RECV (past the caches, where they are apart).
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -19,9 +19,9 @@ namespace hcomm::algo {
 
 namespace {
 
-// Where ranks lie under different last-level caches, results are stored
-// into the peers' RECV, and inputs pushed where they fit, from here on
-// (2-4 ranks, mapped buffers: 0.55-0.7 of the time). Below, a peer's
+// Results are stored into the peers' RECV from here on, and where ranks lie
+// under different last-level caches inputs pushed where they fit (2-4
+// ranks, mapped buffers: 0.55-0.7 of the time). Below, a peer's
 // malloc'd RECV would be written by address (it is registered automatically
 // only from HCOMM_AUTO_REGISTER, 256 KiB), which made 2 ranks at 8 KiB 5.7
 // us against 3.9. Under one cache pushing costs at every size: each pushed
