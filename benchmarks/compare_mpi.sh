@@ -25,8 +25,9 @@
 # whose memory HComm's ranks map: its zero-copy path), COLL (allreduce,
 # reduce_scatter (MPI_Reduce_scatter_block), allgather, alltoall, broadcast,
 # reduce, gather, scatter; sizes as hcomm-perf counts them: each rank's block
-# where the collective has one per rank; roots rank 0), NRANKS (2). Run it on
-# a quiet machine: small sizes are sensitive to load.
+# where the collective has one per rank), ROOT (0: the rooted collectives'
+# root), NRANKS (2). Run it on a quiet machine: small sizes are sensitive to
+# load.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -39,6 +40,7 @@ inputs=${INPUTS:-reused}
 buffers=${BUFFERS:-malloc}
 coll=${COLL:-allreduce}
 nranks=${NRANKS:-2}
+coll_root=${ROOT:-0}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -54,18 +56,20 @@ if ((${#missing[@]})); then
 fi
 
 bench=$root/benchmarks/mpi/collective_bench.c
-args=(8 "$max_bytes" "$warmup" "$iters" "$inputs" "$buffers" "$coll")
+args=(8 "$max_bytes" "$warmup" "$iters" "$inputs" "$buffers" "$coll" "$coll_root")
 case $coll in
   allreduce | reduce_scatter | allgather | alltoall | broadcast | reduce | gather | scatter) ;;
   *) echo "compare_mpi.sh: COLL=$coll: expected allreduce, reduce_scatter, allgather, alltoall, broadcast," \
     "reduce, gather or scatter" >&2; exit 2 ;;
 esac
+[[ $coll_root =~ ^[0-9]+$ ]] && ((coll_root < nranks)) ||
+  { echo "compare_mpi.sh: ROOT=$coll_root: expected a rank from 0 to $((nranks - 1))" >&2; exit 2; }
 case $buffers in
   malloc) perf_buffers=malloc ;;
   alloc_mem) perf_buffers=alloc ;;
   *) echo "compare_mpi.sh: BUFFERS=$buffers: expected malloc or alloc_mem" >&2; exit 2 ;;
 esac
-perf_args=(--buffers "$perf_buffers")
+perf_args=(--buffers "$perf_buffers" -r "$coll_root")
 [[ $inputs == reused ]] || perf_args+=(--fresh-inputs)
 cflags=(-std=c11 -O2 -Wall -Wextra)
 mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
@@ -101,7 +105,8 @@ echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); $(mpirun.openmpi --version | head -1);" \
   "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')"
-echo "$nranks ranks, $coll of float32 (sum), $inputs inputs, $buffers buffers; times in microseconds, the median of $iters calls" \
+echo "$nranks ranks, $coll of float32 (sum, root $coll_root where it has one), $inputs inputs, $buffers buffers; times in" \
+  "microseconds, the median of $iters calls" \
   "after $warmup warm-ups (the slowest rank's), the best of $rounds rounds that run the three in turn."
 echo
 echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"

@@ -3,8 +3,8 @@
  * powers of 2 from MIN to MAX bytes, WARMUP untimed calls, then ITERS calls
  * timed one by one, back to back. Sizes count as hcomm-perf counts them: the
  * whole message for allreduce, broadcast and reduce; each rank's block for
- * reduce_scatter, allgather, alltoall, gather and scatter. Roots are rank 0;
- * broadcast is in place (one buffer, as MPI_Bcast has). Per size, rank 0
+ * reduce_scatter, allgather, alltoall, gather and scatter. Roots are ROOT
+ * (rank 0 unless given); broadcast is in place (one buffer, as MPI_Bcast has). Per size, rank 0
  * prints the size in bytes, the median and the mean of the timed calls in
  * microseconds (each the largest over the ranks).
  * Buffers are allocated and touched once, and the ranks settle for a second
@@ -26,19 +26,21 @@
  * library's own allocator for communication buffers (MPI_Alloc_mem;
  * hcomm_mem_alloc, memory the ranks of a host map, HComm's zero-copy path).
  *
- *   mpicc collective_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS BUFFERS COLL]
+ *   mpicc collective_bench.c; mpirun -n 2 a.out [MIN MAX WARMUP ITERS INPUTS BUFFERS COLL ROOT]
  *   cc -DBENCH_HCOMM collective_bench.c -lhcomm; hcomm-run -n 2 a.out [...]
  *
- * Defaults 8 64M 10 50 reused malloc allreduce; sizes take K, M, G suffixes
- * (powers of 1024).
+ * Defaults 8 64M 10 50 reused malloc allreduce 0; sizes take K, M, G
+ * suffixes (powers of 1024).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The few calls the benchmark makes, for each library; quit ends every rank. */
+/* The few calls the benchmark makes, for each library; quit ends every rank.
+ * The rooted ones use `root`. */
 static void quit(int code) __attribute__((noreturn));
+static int root;
 #ifdef BENCH_HCOMM
 #include <hcomm/hcomm.h>
 #include <time.h>
@@ -70,16 +72,16 @@ static void alltoall_floats(const float* send, float* recv, size_t count) {
 }
 static void broadcast_floats(const float* send, float* recv, size_t count) {
   (void)send;
-  checked(hcomm_broadcast(recv, recv, count, HCOMM_FLOAT32, 0, comm, NULL), "hcomm_broadcast");
+  checked(hcomm_broadcast(recv, recv, count, HCOMM_FLOAT32, root, comm, NULL), "hcomm_broadcast");
 }
 static void reduce_floats(const float* send, float* recv, size_t count) {
-  checked(hcomm_reduce(send, recv, count, HCOMM_FLOAT32, HCOMM_SUM, 0, comm, NULL), "hcomm_reduce");
+  checked(hcomm_reduce(send, recv, count, HCOMM_FLOAT32, HCOMM_SUM, root, comm, NULL), "hcomm_reduce");
 }
 static void gather_floats(const float* send, float* recv, size_t count) {
-  checked(hcomm_gather(send, recv, count, HCOMM_FLOAT32, 0, comm, NULL), "hcomm_gather");
+  checked(hcomm_gather(send, recv, count, HCOMM_FLOAT32, root, comm, NULL), "hcomm_gather");
 }
 static void scatter_floats(const float* send, float* recv, size_t count) {
-  checked(hcomm_scatter(send, recv, count, HCOMM_FLOAT32, 0, comm, NULL), "hcomm_scatter");
+  checked(hcomm_scatter(send, recv, count, HCOMM_FLOAT32, root, comm, NULL), "hcomm_scatter");
 }
 static void max_doubles(const double* in, double* out, int n) {
   checked(hcomm_allreduce(in, out, (size_t)n, HCOMM_FLOAT64, HCOMM_MAX, comm, NULL), "hcomm_allreduce");
@@ -122,16 +124,16 @@ static void alltoall_floats(const float* send, float* recv, size_t count) {
 }
 static void broadcast_floats(const float* send, float* recv, size_t count) {
   (void)send;
-  MPI_Bcast(recv, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(recv, (int)count, MPI_FLOAT, root, MPI_COMM_WORLD);
 }
 static void reduce_floats(const float* send, float* recv, size_t count) {
-  MPI_Reduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Reduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD);
 }
 static void gather_floats(const float* send, float* recv, size_t count) {
-  MPI_Gather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+  MPI_Gather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, root, MPI_COMM_WORLD);
 }
 static void scatter_floats(const float* send, float* recv, size_t count) {
-  MPI_Scatter(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+  MPI_Scatter(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, root, MPI_COMM_WORLD);
 }
 static void max_doubles(const double* in, double* out, int n) {
   MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -210,7 +212,7 @@ typedef void (*collective_fn)(const float* send, float* recv, size_t count);
  * follows from them: element j of a rank's result is input element
  * (its block of the input, where the input has one per rank) + j mod count
  * of every rank combined (`reduces`), or of the owner of block j / count
- * (where the result has one per rank), or of the root, rank 0. */
+ * (where the result has one per rank), or of the root. */
 typedef struct {
   const char* name;
   collective_fn run;
@@ -233,7 +235,7 @@ static float input(int r, size_t i) { return (float)(r + 1 + (int)(i % 7)); }
 static float expected(const collective_t* c, int rank, int nranks, size_t count, size_t j) {
   const size_t at = (c->send_blocks_per_rank ? (size_t)rank * count : 0) + j % count;
   if (c->reduces) return (float)(nranks * (nranks + 1) / 2 + nranks * (int)(at % 7));
-  return input(c->recv_blocks_per_rank ? (int)(j / count) : 0, at);
+  return input(c->recv_blocks_per_rank ? (int)(j / count) : root, at);
 }
 
 /* One call on freshly written inputs; returns this rank's wrong elements. */
@@ -244,7 +246,7 @@ static long check(const collective_t* c, float* send, float* recv, size_t count,
   for (size_t i = 0; i < inputs; ++i) in[i] = input(rank, i);
   c->run(send, recv, count);
   long wrong = 0;
-  if (c->root_only && rank != 0) return 0;
+  if (c->root_only && rank != root) return 0;
   for (size_t j = 0; j < results; ++j) wrong += recv[j] != expected(c, rank, nranks, count, j);
   return wrong;
 }
@@ -257,20 +259,23 @@ int main(int argc, char** argv) {
   const char* inputs = argc > 5 ? argv[5] : "reused";
   const char* buffers = argc > 6 ? argv[6] : "malloc";
   const char* coll = argc > 7 ? argv[7] : "allreduce";
+  const long root_arg = arg(argc, argv, 8, 0);
   const int step = strcmp(inputs, "step") == 0, fresh = step || strcmp(inputs, "fresh") == 0;
   const int library_memory = strcmp(buffers, "alloc_mem") == 0;
   const collective_t* c = NULL;
   for (size_t i = 0; i < sizeof collectives / sizeof *collectives; ++i)
     if (strcmp(coll, collectives[i].name) == 0) c = &collectives[i];
   if (min_bytes < (long)sizeof(float) || max_bytes < min_bytes || warmup < 0 || iters < 1 ||
-      (!fresh && strcmp(inputs, "reused") != 0) || (!library_memory && strcmp(buffers, "malloc") != 0) || !c) {
+      (!fresh && strcmp(inputs, "reused") != 0) || (!library_memory && strcmp(buffers, "malloc") != 0) || !c ||
+      root_arg < 0 || root_arg >= nranks) {
     if (rank == 0)
       fprintf(stderr,
               "usage: collective_bench [MIN MAX WARMUP ITERS [reused|fresh|step] [malloc|alloc_mem] "
-              "[allreduce|reduce_scatter|allgather|alltoall|broadcast|reduce|gather|scatter]] "
-              "(MIN >= 4 bytes, ITERS >= 1)\n");
+              "[allreduce|reduce_scatter|allgather|alltoall|broadcast|reduce|gather|scatter] [ROOT]] "
+              "(MIN >= 4 bytes, ITERS >= 1, 0 <= ROOT < ranks)\n");
     quit(2);
   }
+  root = (int)root_arg;
   const size_t send_blocks = c->send_blocks_per_rank ? (size_t)nranks : 1;
   const size_t recv_blocks = c->recv_blocks_per_rank ? (size_t)nranks : 1;
   float* send = acquire((size_t)max_bytes * send_blocks, library_memory);
@@ -285,8 +290,8 @@ int main(int argc, char** argv) {
   memset(recv, 0, (size_t)max_bytes * recv_blocks);
   settle(1.0);
   if (rank == 0)
-    printf("# %d ranks, %s, %s inputs, %s buffers; size(B) median(us) mean(us), the largest over the ranks\n", nranks,
-           coll, inputs, buffers);
+    printf("# %d ranks, %s (root %d), %s inputs, %s buffers; size(B) median(us) mean(us), the largest over the ranks\n",
+           nranks, coll, root, inputs, buffers);
   long wrong = 0;
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const size_t count = (size_t)bytes / sizeof(float);
