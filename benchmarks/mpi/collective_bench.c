@@ -4,9 +4,9 @@
  * timed one by one, back to back. Sizes count as hcomm-perf counts them: the
  * whole message for allreduce, broadcast and reduce; each rank's block for
  * reduce_scatter, allgather, alltoall, gather and scatter. Roots are ROOT
- * (rank 0 unless given); broadcast is in place (one buffer, as MPI_Bcast has). Per size, rank 0
- * prints the size in bytes, the median and the mean of the timed calls in
- * microseconds (each the largest over the ranks).
+ * (rank 0 unless given); broadcast is in place (one buffer, as MPI_Bcast
+ * has). Per size, rank 0 prints the size in bytes, the median and the mean
+ * of the timed calls in microseconds (each the largest over the ranks).
  * Buffers are allocated and touched once, and the ranks settle for a second
  * of small calls, before the sweep; after the timed calls of each size one
  * more call is checked element by element.
