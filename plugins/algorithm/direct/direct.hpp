@@ -86,6 +86,16 @@ inline bool reads_peer_buffers(const hcomm_comm_view_t& view, uint64_t bytes) {
   return (view.flags & HCOMM_VIEW_PEER_BUFFERS) && (bytes >= kPeerBuffersFrom || bytes > view.window_bytes);
 }
 
+// A rooted collective (broadcast, reduce, gather, scatter) on more ranks
+// than cores, which one_shot leaves to the message algorithms: its ranks
+// need not wait for each other, so some run ahead, and their waits for the
+// others hold the CPUs the others need.
+constexpr bool rooted_oversubscribed(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
+  const bool rooted = coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE || coll == HCOMM_COLL_GATHER ||
+                      coll == HCOMM_COLL_SCATTER;
+  return rooted && (view.flags & HCOMM_VIEW_OVERSUBSCRIBED);
+}
+
 // one_shot's reduce, broadcast, gather, scatter and alltoall of
 // kPeerCollectivesFrom bytes per rank or more, read from the peers' buffers
 // (rooted.cpp), where serves_from_peers; their cost, and their schedule.

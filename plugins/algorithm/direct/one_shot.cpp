@@ -144,13 +144,11 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
 }
 
 // A broadcast's data, a reduce's input or an allgather's block travel in
-// the signals (up to 56 bytes) or through the windows up to
-// kWindowPathBytes. Beyond, the message algorithms are ahead (2 ranks over
-// shm: a 2 KiB broadcast 1.8 us against k-nomial's 1.4; 8 KiB 4.1 against
-// 2.5 us reading the root's buffer directly), so one_shot leaves them those.
-// So it does the rooted collectives (broadcast, reduce) on more ranks than
-// cores: their ranks need not wait for each other, so some run ahead, and
-// their waits for the others to finish hold the CPUs the others need (4
+// the signals (in_signals) or through the windows up to kWindowPathBytes.
+// Beyond, the message algorithms are ahead (2 ranks over shm: a 2 KiB
+// broadcast 1.8 us against k-nomial's 1.4; 8 KiB 4.1 against 2.5 us reading
+// the root's buffer directly), so one_shot leaves them those. So it does the
+// rooted collectives on more ranks than cores (rooted_oversubscribed; 4
 // ranks on 2 cores: an 8-byte broadcast 4.1 us against binomial's 1.4, a
 // reduce 3.4 against 1.6). A reduce's root loads every input after its
 // signal and reduces them, which the message algorithms pipeline better from
@@ -161,8 +159,7 @@ uint64_t window_limit(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
   return std::min(coll == HCOMM_COLL_REDUCE ? kReduceWindowBytes : kWindowPathBytes, view.window_bytes);
 }
 bool small_served(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
-  const bool rooted = coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE;
-  if (rooted && (view.flags & HCOMM_VIEW_OVERSUBSCRIBED)) return false;
+  if (rooted_oversubscribed(view, coll)) return false;
   return in_signals(view, coll, bytes) || bytes <= window_limit(view, coll);
 }
 void check_small(const DirectCall& direct, uint64_t bytes) {
@@ -239,10 +236,9 @@ void build_reduce(const DirectCall& direct, ScheduleWriter& out) {
 // Gather, scatter and alltoall blocks that fit in the signals travel in
 // them, each from its SEND place straight to its RECV place: to the root
 // (gather), from it (scatter), from every rank to every other (alltoall).
-// Not the rooted ones on more ranks than cores, as for broadcast and reduce.
+// Not the rooted ones on more ranks than cores.
 bool blocks_in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t block) {
-  if (!only_from_peers(coll) || !in_signals(view, coll, block)) return false;
-  return coll == HCOMM_COLL_ALLTOALL || !(view.flags & HCOMM_VIEW_OVERSUBSCRIBED);
+  return only_from_peers(coll) && in_signals(view, coll, block) && !rooted_oversubscribed(view, coll);
 }
 
 // Each block this rank sends is a signal's payload, and each it gets a

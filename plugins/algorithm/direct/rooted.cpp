@@ -147,8 +147,7 @@ uint64_t peer_collectives_from(const hcomm_comm_view_t& view, hcomm_coll_t coll)
 
 bool serves_from_peers(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
   if (!only_from_peers(coll) && coll != HCOMM_COLL_BROADCAST && coll != HCOMM_COLL_REDUCE) return false;
-  const bool rooted = coll != HCOMM_COLL_ALLTOALL;
-  if (rooted && (view.flags & HCOMM_VIEW_OVERSUBSCRIBED)) return false;
+  if (rooted_oversubscribed(view, coll)) return false;
   return reads_peer_buffers(view, bytes) && (bytes >= peer_collectives_from(view, coll) || bytes > view.window_bytes);
 }
 
