@@ -284,14 +284,16 @@ void build_blocks_in_signals(const DirectCall& direct, ScheduleWriter& out) {
 // 256 KiB (where they are registered on their second use; below, peers copy
 // them by address: 64-128 KiB 1.0-1.7), 0.74-0.83 with hcomm_mem_alloc's
 // from 64 KiB; on 4 ranks (on 2 cores) 0.62-0.88 from 256 KiB, 128 KiB 1.2.
-// A reduce-scatter on 2 ranks level at 4-8 KiB and 0.35-0.6 from 16 KiB
-// (512 B-2 KiB 1.1-1.6: one exchange of the message algorithms is as fast),
-// on 4 at every size beyond the signals (0.5-1.0 at 512 B-32 MiB, small
-// blocks through the windows, where the core copies each SEND that fits).
-constexpr uint64_t kGatherFromPeersFrom = 256 << 10;
+// A reduce-scatter on 2 ranks 0.35-0.6 from 16 KiB on one machine, 0.4-0.9
+// from 64 KiB on another, where blocks of 16-32 KiB were level and of 8 KiB
+// took 1.2-1.25x halving-doubling's one exchange (fresh and reused inputs,
+// both kinds of buffers); on 4 ranks at every size beyond the signals
+// (0.5-1.0 at 512 B-32 MiB, small blocks through the windows, where the
+// core copies each SEND that fits).
+constexpr uint64_t kGatherFromPeersFrom = 256 << 10, kReduceScatterFromPeersFrom = 16 << 10;
 bool from_peers(const hcomm_comm_view_t& view, bool gathers, uint64_t block) {
   if (!gathers && view.nranks > 2) return view.flags & HCOMM_VIEW_PEER_BUFFERS;
-  return reads_peer_buffers(view, block) && (!gathers || block >= kGatherFromPeersFrom);
+  return reads_peer_buffers(view, block) && block >= (gathers ? kGatherFromPeersFrom : kReduceScatterFromPeersFrom);
 }
 void check_from_peers(const DirectCall& direct, bool gathers, uint64_t block) {
   if (!from_peers(direct.view, gathers, block))
@@ -300,7 +302,7 @@ void check_from_peers(const DirectCall& direct, bool gathers, uint64_t block) {
                        "%llu bytes and reduce-scatter blocks from %llu on 2 ranks, of any size on more)",
                        direct.call.algorithm, static_cast<unsigned long long>(block),
                        static_cast<unsigned long long>(kGatherFromPeersFrom),
-                       static_cast<unsigned long long>(kPeerBuffersFrom));
+                       static_cast<unsigned long long>(kReduceScatterFromPeersFrom));
 }
 
 // Allgather(v) of large blocks (from_peers): each rank loads every other
