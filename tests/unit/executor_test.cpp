@@ -781,9 +781,6 @@ TEST(ExecutorMapped, SignalAfterAnOpenWaitIsRaisedAtOnce) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(recv[r], send[1 - r]) << "rank " << r;
 }
 
-// A payload over several flags' lines arrives whole, whatever its last
-// line holds (a part of a line, or a full one), call after call (the lines
-// of both call parities).
 // A call whose steps only signal may begin while a peer is up to
 // window::kLaps - 1 calls behind (its flags' lines and publication are its
 // lap's); one that uses a window half waits until every peer finished the
@@ -834,6 +831,9 @@ TEST(ExecutorMapped, CallsThatOnlySignalRunLapsAhead) {
   EXPECT_TRUE(begins(halves));
 }
 
+// A payload over several flags' lines arrives whole, whatever its last
+// line holds (a part of a line, or a full one), call after call, through
+// every lap's lines and again once calls come back to a lap's lines.
 TEST(ExecutorMapped, PayloadOverSeveralLinesArrivesWhole) {
   const int n = 2;
   const uint32_t first_match = 3;
@@ -854,7 +854,7 @@ TEST(ExecutorMapped, PayloadOverSeveralLinesArrivesWhole) {
       schedules.push_back(s);
       buffers.push_back({.send = send[r].data(), .recv = recv[r].data(), .scratch = nullptr});
     }
-    for (int call = 0; call < 3; ++call) {
+    for (int call = 0; call < static_cast<int>(window::kLaps) + 2; ++call) {
       for (int r = 0; r < n; ++r) {
         for (size_t i = 0; i < count; ++i) send[r][i] = static_cast<int32_t>(call * 1000000 + r * 1000 + i);
         std::fill(recv[r].begin(), recv[r].end(), -1);

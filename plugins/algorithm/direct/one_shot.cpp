@@ -392,9 +392,10 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const uint64_t bytes = static_cast<uint64_t>(args->count) * args->dtype_size;
   const double b = static_cast<double>(bytes);
   const hcomm_link_model_t& m = view->mapped;
-  if (serves_from_peers(*view, args->coll, bytes)) return from_peers_cost(*args, *view);
+  // In build_one_shot's order, so that the cost is of the schedule built.
   if (blocks_in_signals(*view, args->coll, bytes))  // a root's or an alltoall's n - 1 blocks in lines
     return m.alpha_us + (view->nranks - 1) * b * m.beta_us_per_byte;
+  if (serves_from_peers(*view, args->coll, bytes)) return from_peers_cost(*args, *view);
   if (only_from_peers(args->coll)) return bytes == 0 ? 0.0 : std::numeric_limits<double>::infinity();  // nothing moves
   if (args->coll == HCOMM_COLL_BARRIER)
     return m.alpha_us + (view->nranks - 1) * kFlagLineBytes * m.beta_us_per_byte;
