@@ -8,9 +8,13 @@
 # INPUTS=fresh writes the input before each call (hcomm-perf --fresh-inputs).
 # Short calls are timed for about MIN_TIME ms per contender and size
 # (hcomm-perf --min-time), at least ITERS times.
+# CALIBRATE=1 first measures each communicator's choices
+# (hcomm-perf --calibrate FILE --select allreduce, with the same sizes,
+# rounds and inputs) and sweeps with HCOMM_TUNE_FILE=FILE, so that auto is
+# the calibrated selection; the default is the cost model's.
 #
 #   benchmarks/allreduce_sweep.sh [BUILD]
-#   (environment: WARMUP (3), ITERS (10), MIN_TIME (20), ROUNDS (1), BUFFERS (malloc), INPUTS (reused))
+#   (environment: WARMUP (3), ITERS (10), MIN_TIME (20), ROUNDS (1), BUFFERS (malloc), INPUTS (reused), CALIBRATE (0))
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -18,20 +22,38 @@ echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ)"
 read -ra kinds <<<"${BUFFERS:-malloc}"
+common=(-b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --min-time "${MIN_TIME:-20}" --rounds "${ROUNDS:-1}")
+[ "${INPUTS:-reused}" = fresh ] && common+=(--fresh-inputs)
+tune_dir=$(mktemp -d)
+trap 'rm -rf "$tune_dir"' EXIT
 for n in 2 4; do
   for t in shm tcp; do
+    tune=()
+    if [ "${CALIBRATE:-0}" = 1 ]; then
+      file=$tune_dir/$n-$t.tune
+      echo
+      echo "### $n ranks, $t: calibrated choices"
+      echo
+      echo "\`HCOMM_TRANSPORTS=$t $build/bin/hcomm-run -n $n $build/bin/hcomm-perf --calibrate $n-$t.tune --select allreduce ${common[*]}\`"
+      echo
+      env HCOMM_TRANSPORTS=$t "$build/bin/hcomm-run" -n $n "$build/bin/hcomm-perf" --calibrate "$file" --select allreduce \
+        "${common[@]}" >"$tune_dir/calibrate.out"
+      echo '```'
+      grep '^select' "$file"
+      echo '```'
+      tune=(HCOMM_TUNE_FILE="$file")
+    fi
     [ "$t" = shm ] && runs=("${kinds[@]}") || runs=(malloc)
     for b in "${runs[@]}"; do
-      args=(-c allreduce -b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --min-time "${MIN_TIME:-20}" --sweep-algos --rounds "${ROUNDS:-1}")
+      args=(-c allreduce "${common[@]}" --sweep-algos)
       [ "$b" = malloc ] || args+=(--buffers "$b")
-      [ "${INPUTS:-reused}" = fresh ] && args+=(--fresh-inputs)
       echo
       echo "### $n ranks, $t$([ "$b" = malloc ] || echo ", --buffers $b")"
       echo
-      echo "\`HCOMM_TRANSPORTS=$t $build/bin/hcomm-run -n $n $build/bin/hcomm-perf ${args[*]}\`"
+      echo "\`${tune[*]:+HCOMM_TUNE_FILE=$n-$t.tune }HCOMM_TRANSPORTS=$t $build/bin/hcomm-run -n $n $build/bin/hcomm-perf ${args[*]}\`"
       echo
       echo '```'
-      env HCOMM_TRANSPORTS=$t "$build/bin/hcomm-run" -n $n "$build/bin/hcomm-perf" "${args[@]}"
+      env "${tune[@]}" HCOMM_TRANSPORTS=$t "$build/bin/hcomm-run" -n $n "$build/bin/hcomm-perf" "${args[@]}"
       echo '```'
     done
   done

@@ -108,7 +108,7 @@ ScoreMap::ScoreMap(const hcomm_comm_view_t& view, const std::vector<TuneRule>& r
         if (a->max_bytes != UINT64_MAX) starts.push_back(a->max_bytes + 1);
       }
       for (const TuneRule& r : rules) {
-        if (r.coll != coll) continue;
+        if (r.coll != coll || !(r.mem_kinds & kKindBits[k])) continue;
         starts.push_back(r.lo);
         if (r.hi != UINT64_MAX) starts.push_back(r.hi);
       }
@@ -126,7 +126,7 @@ ScoreMap::ScoreMap(const hcomm_comm_view_t& view, const std::vector<TuneRule>& r
         std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
         ScoreRange range{.lo = lo};
         for (const auto& s : scored) range.order.push_back(s.second);
-        auto rule = std::find_if(rules.begin(), rules.end(), [&](const TuneRule& r) { return r.covers(coll, lo); });
+        auto rule = std::find_if(rules.begin(), rules.end(), [&](const TuneRule& r) { return r.covers(coll, kKindBits[k], lo); });
         if (rule != rules.end()) {
           auto chosen = std::find_if(range.order.begin(), range.order.end(),
                                      [&](const hcomm_algorithm_desc_t* a) { return rule->algorithm == a->name; });

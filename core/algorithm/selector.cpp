@@ -92,11 +92,12 @@ void Selector::log_score_map() const {
   for (const std::string& line : map_.lines()) HCOMM_INFO(ALGO, "  %s", line.c_str());
 }
 
-// A rule written out must name a loaded algorithm; a profile's may not be
-// loaded here, and its sizes then go to the cost model (warned on use).
+// A rule written out must name a loaded algorithm; a profile's or a tune
+// file's may not be loaded here, and its sizes then go to the cost model
+// (warned on use).
 void Selector::check_rules() const {
   for (const TuneRule& r : rules_) {
-    if (!r.profile.empty() || std::any_of(algorithms_.begin(), algorithms_.end(),
+    if (!r.written() || std::any_of(algorithms_.begin(), algorithms_.end(),
                                           [&](const auto* a) { return offers(*a, r.algorithm, r.coll); }))
       continue;
     std::vector<std::string> names;
@@ -139,8 +140,7 @@ void Selector::warn_unfollowed(const hcomm_coll_args_t& args) const {
     const bool loaded = std::any_of(algorithms_.begin(), algorithms_.end(),
                                     [&](const auto* a) { return offers(*a, r.algorithm, r.coll); });
     warn_once(format("rule:%d", range.passed_rule),
-              format("HCOMM_TUNE rule '%s'%s is not followed for %s: %s %s; the cost model chooses %s",
-                     r.text().c_str(), r.profile.empty() ? "" : (" (profile " + r.profile + ")").c_str(), call.c_str(),
+              format("%s is not followed for %s: %s %s; the cost model chooses %s", r.described().c_str(), call.c_str(),
                      r.algorithm.c_str(), loaded ? "does not serve it" : "is not loaded", choice));
   }
 }

@@ -1,7 +1,8 @@
 // Algorithm selection: the loaded algorithm plugins form a registry; for each
 // call the selector takes the algorithm forced on the communicator for that
 // collective if it serves the call, else the communicator's score map
-// (score_map.hpp): an HCOMM_TUNE rule's choice where one covers the call, then
+// (score_map.hpp): the choice of an HCOMM_TUNE rule or of a tune file's
+// measured ones (tuning.hpp) where one covers the call, then
 // the candidates that serve it ordered by their cost estimate. A candidate
 // may decline (HCOMM_ERR_UNSUPPORTED) and the next one builds.
 #pragma once

@@ -89,6 +89,11 @@ std::string TuneRule::text() const {
   return std::string(coll_name(coll)) + ":" + range + "@" + algorithm;
 }
 
+std::string TuneRule::described() const {
+  if (!file.empty()) return "rule '" + text() + "' of HCOMM_TUNE_FILE " + file;
+  return "HCOMM_TUNE rule '" + text() + "'" + (profile.empty() ? "" : " (profile " + profile + ")");
+}
+
 std::string profile_names() {
   std::string out;
   for (const Profile& p : kProfiles) out += (out.empty() ? "" : ", ") + std::string(p.name);

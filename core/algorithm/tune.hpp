@@ -32,11 +32,18 @@ struct TuneRule {
   uint64_t hi = UINT64_MAX;  // exclusive; UINT64_MAX stands for 'inf'
   std::string algorithm;
   std::string profile;  // the profile the rule comes from; empty when written out
-  bool covers(hcomm_coll_t c, uint64_t bytes) const {
-    return c == coll && bytes >= lo && (bytes < hi || hi == UINT64_MAX);
+  std::string file;     // the tune file whose measured choices it is (tune_file.hpp); empty: HCOMM_TUNE's
+  uint32_t mem_kinds = HCOMM_MEM_HOST | HCOMM_MEM_CUDA;  // the memory kinds (hcomm_mem_kind_t bits) it covers
+  bool covers(hcomm_coll_t c, uint32_t mem_kind, uint64_t bytes) const {
+    return c == coll && (mem_kinds & mem_kind) && bytes >= lo && (bytes < hi || hi == UINT64_MAX);
   }
+  // Written out by hand (HCOMM_TUNE's own text), so that its algorithm must be loaded.
+  bool written() const { return profile.empty() && file.empty(); }
   // The rule as written: "allreduce:128K-8M:@double_binary_tree".
   std::string text() const;
+  // For messages: "HCOMM_TUNE rule 'allreduce:@ring'", with " (profile
+  // thresholds)" or the tune file it comes from.
+  std::string described() const;
 };
 
 // Throws HCOMM_ERR_CONFIG naming the rule that does not parse and why.

@@ -88,10 +88,31 @@ std::string trim(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
 }
 
+// The key that may repeat: one measured choice per line.
+constexpr const char* kSelectKey = "select";
+
 std::string key_names() {
   std::string out;
   for (const Key& k : kKeys) out += (out.empty() ? "" : ", ") + std::string(k.name);
-  return out;
+  return out + ", " + kSelectKey;
+}
+
+TuneRule select_rule(const std::string& value, const std::string& path, int line) {
+  std::vector<TuneRule> rules;
+  try {
+    rules = parse_tune(value);
+  } catch (const Error& e) {
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s line %d: key '%s': %s", path.c_str(), line, kSelectKey,
+                e.what());
+  }
+  if (rules.size() != 1 || !rules[0].profile.empty())
+    HCOMM_THROW(HCOMM_ERR_CONFIG,
+                "HCOMM_TUNE_FILE %s line %d: key '%s': '%s' is not one rule; each select line holds one, "
+                "<collective>:[<min>-<max>:]@<algorithm>",
+                path.c_str(), line, kSelectKey, value.c_str());
+  rules[0].file = path;
+  rules[0].mem_kinds = HCOMM_MEM_HOST;
+  return rules[0];
 }
 
 // Shortest text that reads back as the same double, whatever the locale.
@@ -122,6 +143,10 @@ TuneFile parse_tune_file(const std::string& text, const std::string& path) {
       HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s line %d: '%s' is not 'key = value'", path.c_str(), line,
                   content.c_str());
     const std::string key = trim(content.substr(0, eq)), value = trim(content.substr(eq + 1));
+    if (key == kSelectKey) {
+      file.select.push_back(select_rule(value, path, line));
+      continue;
+    }
     const Key* spec = nullptr;
     for (const Key& k : kKeys)
       if (key == k.name) spec = &k;
@@ -178,6 +203,11 @@ std::string format_tune_file(const TuneFile& file) {
     field("beta_us_per_byte", fields.beta_us_per_byte);
     field("gamma_us_per_byte", fields.gamma_us_per_byte);
   }
+  if (!file.select.empty())
+    out +=
+        "# select: the algorithm measured fastest for host memory from each message size on, taken\n"
+        "# before the cost model by communicators of the ranks, hosts and transports above.\n";
+  for (const TuneRule& r : file.select) line(kSelectKey, r.text());
   return out;
 }
 
@@ -192,6 +222,18 @@ hcomm_comm_view_t apply_tune_file(const TuneFile& file, const hcomm_comm_view_t&
     view.intra = view.inter = view.link;
   }
   return view;
+}
+
+bool select_applies(const TuneFile& file, int nranks, int nhosts, const std::string& transports, std::string* why) {
+  if (file.ranks > 0 && file.ranks != nranks)
+    *why = format("measured on %d ranks, this communicator has %d", file.ranks, nranks);
+  else if (file.hosts > 0 && file.hosts != nhosts)
+    *why = format("measured across %d hosts, this communicator spans %d", file.hosts, nhosts);
+  else if (!file.transports.empty() && file.transports != transports)
+    *why = "measured over transports " + file.transports + ", this communicator's are " + transports;
+  else
+    return true;
+  return false;
 }
 
 }  // namespace hcomm::algorithm

@@ -15,6 +15,13 @@
 //   intra.beta_us_per_byte = ...    of one host and (inter.*) of two hosts,
 //   intra.gamma_us_per_byte = ...   for communicators that span hosts
 //   inter.* (the same three)
+//   select = allreduce:8K-64K:@recursive_doubling
+//                                   optional, any number: the algorithm measured
+//                                   fastest for host memory over a range of
+//                                   message sizes (HCOMM_TUNE's grammar, one rule
+//                                   per line), by `hcomm-perf --calibrate FILE
+//                                   --select COLLS`; taken only by communicators
+//                                   of the ranks, hosts and transports above
 // alpha_us, beta_us_per_byte and gamma_us_per_byte are required (the slowest
 // link); times are finite numbers >= 0. A file that breaks these rules is an
 // HCOMM_ERR_CONFIG error naming the file, the line and the key.
@@ -22,6 +29,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "core/algorithm/tune.hpp"
 
 #include "hcomm/plugin/algorithm.h"
 
@@ -38,6 +48,7 @@ struct TuneFile {
   std::string transports;  // empty: not given
   hcomm_link_model_t link{};
   LinkFields mapped, intra, inter;
+  std::vector<TuneRule> select;  // host memory only, each naming the file
 };
 
 // `path` names the file in errors.
@@ -49,5 +60,9 @@ std::string format_tune_file(const TuneFile& file);
 // maps memory, and its intra and inter fields where the view spans hosts (on
 // one host both are the link).
 hcomm_comm_view_t apply_tune_file(const TuneFile& file, const hcomm_comm_view_t& measured);
+// Whether the file's select rules were measured on a communicator like this
+// one: the same ranks, hosts and transports (allowed_names), where the file
+// gives them. Else `why` says what differs.
+bool select_applies(const TuneFile& file, int nranks, int nhosts, const std::string& transports, std::string* why);
 
 }  // namespace hcomm::algorithm

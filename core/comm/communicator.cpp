@@ -8,11 +8,12 @@
 #include <climits>
 #include <cstring>
 
-#include "core/algorithm/tuned_view.hpp"
+#include "core/algorithm/tuning.hpp"
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
 #include "core/common/settings.hpp"
 #include "core/topology/gather.hpp"
+#include "core/transport/transport.hpp"
 #include "core/topology/topo_file.hpp"
 
 namespace hcomm::comm {
@@ -227,10 +228,10 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
     HCOMM_INFO(INIT, "rank %d: a host has more ranks than cores: a synchronisation costs %g us more in the cost model",
                rank_, kOversubscribedSyncUs);
   }
-  view = algorithm::tuned_view(view);
+  algorithm::Tuning tuning = algorithm::tuning(view, transport::allowed_names(config_.transports));
+  view = tuning.view;
   const uint64_t chunk_bytes = config_.chunk_bytes;
-  selector_ = std::make_unique<algorithm::Selector>(view, algorithm::parse_tune(settings::get_string("HCOMM_TUNE")),
-                                                    algorithm::registry(), chunk_bytes);
+  selector_ = std::make_unique<algorithm::Selector>(view, std::move(tuning.rules), algorithm::registry(), chunk_bytes);
   selector_->log_score_map();
   p2p_builders_[0] = std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{},
                                                            std::vector{&kSendAlgorithm}, chunk_bytes);

@@ -108,6 +108,21 @@ Filter parse_filter(const std::string& text) {
   return f;
 }
 
+std::string allowed_names(const std::string& spec) {
+  const Filter f = parse_filter(spec);
+  std::vector<std::string> names = f.names;
+  if (f.exclude || f.names.empty()) {
+    std::lock_guard lock(slots_mutex);
+    names.clear();
+    for (const Slot& s : slots())
+      if (std::find(f.names.begin(), f.names.end(), s.info->header->name) == f.names.end())
+        names.emplace_back(s.info->header->name);
+  }
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
 Allowed allowed(const std::string& spec) {
   Filter f = parse_filter(spec);
   std::lock_guard lock(slots_mutex);

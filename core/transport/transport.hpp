@@ -51,6 +51,11 @@ struct Allowed {
 // if it names one that is not loaded, or if none is left.
 Allowed allowed(const std::string& spec);
 
+// The names of the transports `spec` allows, comma separated ("shm,tcp"): a
+// list of names as it is, else the loaded ones it leaves in. Starts none.
+// Tune files record what they were measured over in these words.
+std::string allowed_names(const std::string& spec);
+
 // The first loaded transport that maps memory (hcomm_mem_alloc), or nullptr.
 Transport* memory_transport();
 

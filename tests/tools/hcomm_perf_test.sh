@@ -300,6 +300,43 @@ case_calibrate() {
   grep -qF -- "--calibrate: cannot write" "$WORK/err" || fail "no message for a bad path"
 }
 
+# --select writes each size's fastest algorithm as rules from 0 to no end; a
+# communicator of the file's ranks and transports takes them before its cost
+# model (its map is the rules), one of another shape does not.
+case_calibrate_select() {
+  local tune=$WORK/select.tune coll
+  HCOMM_TRANSPORTS=shm perf 2 --calibrate "$tune" --select allreduce,broadcast -b 8 -e 64K -f 8 -w 1 -n 2
+  expect_rc 0
+  grep -qx "transports = shm" "$tune" || fail "no transports in $(cat "$tune")"
+  for coll in allreduce broadcast; do
+    # Each rule starts where the one before ends, the first at 0, the last runs to inf.
+    grep "^select = $coll:" "$tune" | sed -E "s/^select = $coll:(([^:]*):)?@.*/\2/" |
+      awk -F- '{ lo = NF ? $1 : "0"; hi = NF ? $2 : "inf" }
+               NR == 1 && lo != "0" { exit 1 } NR > 1 && lo != last { exit 1 } { last = hi }
+               END { exit !(NR > 0 && last == "inf") }' || fail "the $coll rules do not cover every size: $(cat "$tune")"
+    grep -qE "^  select = $coll:" "$WORK/out" || fail "the $coll rules are not printed"
+  done
+  grep -qF "and its select rules to those of 2 ranks on 1 host over shm, for host memory" "$WORK/out" ||
+    fail "no word of the rules' communicators"
+  local map
+  map=$(grep "^select = allreduce:" "$tune" | sed -E 's/^select = allreduce:(([^:]*):)?@(.*)/\2 \3/; s/^ /0-inf /' |
+        paste -sd, | sed 's/,/, /g')
+  HCOMM_TUNE_FILE=$tune HCOMM_TRANSPORTS=shm HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO perf 2 -c allreduce -b 8 -e 64K \
+    -f 8 -w 0 -n 1
+  expect_rc 0
+  expect_rows 5
+  grep -qE "HCOMM_TUNE_FILE $tune: [0-9]+ measured choices of algorithm for host memory" "$WORK/err" ||
+    fail "the rules were not taken"
+  grep -qF "allreduce host: $map" "$WORK/err" || fail "the map is not the rules ($map)"
+  HCOMM_TUNE_FILE=$tune HCOMM_TRANSPORTS=shm HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO perf 3 -c barrier -w 0 -n 1
+  expect_rc 0
+  grep -qF "its measured choices of algorithm are not taken (measured on 2 ranks, this communicator has 3)" \
+    "$WORK/err" || fail "3 ranks took the rules of 2"
+  HCOMM_TUNE_FILE=$tune HCOMM_TRANSPORTS=tcp HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=ALGO perf 2 -c barrier -w 0 -n 1
+  expect_rc 0
+  grep -qF "(measured over transports shm, this communicator's are tcp)" "$WORK/err" || fail "tcp took the rules of shm"
+}
+
 case_bad_arguments() {
   perf 2 -c nosuch
   expect_rc 2
@@ -311,6 +348,10 @@ case_bad_arguments() {
   expect_rc 2
   grep -qF -- "--sweep-algos forces every algorithm in turn: it does not combine with --algo" "$WORK/err" ||
     fail "no message for --sweep-algos with --algo"
+  perf 2 --select allreduce
+  expect_rc 2
+  grep -qF -- "--select measures choices of algorithm into a tune file: it needs --calibrate FILE" "$WORK/err" ||
+    fail "no message for --select without --calibrate"
   perf 2 --calibrate "$WORK/x.tune" --json "$WORK/x.json"
   expect_rc 2
   grep -qF -- "--calibrate measures the links, not a collective" "$WORK/err" || fail "no message for --calibrate"

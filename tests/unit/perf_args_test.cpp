@@ -190,7 +190,7 @@ TEST(PerfOptions, AlgorithmOptionsThatDoNotCombine) {
   EXPECT_EQ(usage_error({"--sweep-algos", "--json", "x.json"}),
             "--json writes one algorithm per size: it does not combine with --sweep-algos");
   EXPECT_EQ(usage_error({"--rounds", "2"}),
-            "--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos");
+            "--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos or --select");
   EXPECT_EQ(usage_error({"--sweep-algos", "--rounds", "0"}).rfind("--rounds '0': ", 0), 0u);
   const std::string calibrate =
       "--calibrate measures the links, not a collective: it does not combine with --algo, "
@@ -264,6 +264,59 @@ TEST(PerfAlgoSummary, WithoutTheReference) {
   EXPECT_EQ(empty.sizes, 0);
   EXPECT_EQ(empty.auto_close, 0);
   EXPECT_FALSE(empty.vs_reference_percent.has_value());
+}
+
+// Two sweeps (two kinds of buffers): the algorithm least behind the best in
+// its worst sweep; auto's own where it comes within 3% of that.
+TEST(PerfCalibrate, FastestChoiceIsTheLeastBehindInEverySweep) {
+  constexpr std::nullopt_t none = std::nullopt;
+  // a: best in the first, 1.5x in the second; b: 1.2x and best; c: 1.1x in both.
+  const std::vector<AlgoTimes> sweeps = {{.forced_us = {10.0, 12.0, 11.0}, .auto_us = 12.0, .chosen = 1},
+                                         {.forced_us = {15.0, 10.0, 11.0}, .auto_us = 10.0, .chosen = 1}};
+  EXPECT_EQ(fastest_choice(sweeps), std::optional<size_t>(2));
+  // auto's b at 1.12 against c at 1.10: within 3%, so b stays.
+  const std::vector<AlgoTimes> near = {{.forced_us = {10.0, 11.2, 11.0}, .auto_us = 11.2, .chosen = 1},
+                                       {.forced_us = {15.0, 10.0, 11.0}, .auto_us = 10.0, .chosen = 1}};
+  EXPECT_EQ(fastest_choice(near), std::optional<size_t>(1));
+  // An algorithm missing from one sweep is not chosen, however fast elsewhere.
+  const std::vector<AlgoTimes> gaps = {{.forced_us = {1.0, 12.0, none}, .auto_us = 12.0},
+                                       {.forced_us = {none, 10.0, 5.0}, .auto_us = 10.0}};
+  EXPECT_EQ(fastest_choice(gaps), std::optional<size_t>(1));
+  EXPECT_EQ(fastest_choice({{.forced_us = {none, none}, .auto_us = 1.0}}), std::nullopt);
+  EXPECT_EQ(fastest_choice({}), std::nullopt);
+  EXPECT_EQ(fastest_choice({{.forced_us = {3.0, 2.0}, .auto_us = 2.0}}), std::optional<size_t>(1));
+}
+
+// A choice holds from its size (the first from 0) to the next size with
+// another one; a size without one leaves a gap; the last has no end.
+TEST(PerfCalibrate, ChoiceRangesMergeNeighbours) {
+  const auto text = [](const std::vector<ChoiceRange>& ranges) {
+    std::string out;
+    for (const ChoiceRange& r : ranges)
+      out += std::to_string(r.lo) + "-" + (r.hi ? std::to_string(r.hi) : "inf") + ":" + std::to_string(r.choice) + " ";
+    return out;
+  };
+  constexpr std::nullopt_t none = std::nullopt;
+  const std::vector<uint64_t> starts = {8, 16, 32, 64, 128, 256};
+  EXPECT_EQ(text(choice_ranges(starts, {0, 0, 1, 1, 1, 0})), "0-32:0 32-256:1 256-inf:0 ");
+  EXPECT_EQ(text(choice_ranges(starts, {0, 0, 0, 0, 0, 0})), "0-inf:0 ");
+  EXPECT_EQ(text(choice_ranges(starts, {none, 2, none, none, 2, 2})), "16-32:2 128-inf:2 ");
+  EXPECT_EQ(text(choice_ranges(starts, {1, none, none, none, none, none})), "0-16:1 ");
+  EXPECT_EQ(text(choice_ranges({}, {})), "");
+}
+
+TEST(PerfOptions, SelectNamesCollectivesForCalibrate) {
+  EXPECT_EQ(parse({"--calibrate", "f", "--select", "allreduce,broadcast"}).select,
+            (std::vector<std::string>{"allreduce", "broadcast"}));
+  EXPECT_EQ(parse({"--calibrate", "f", "--select=all"}).select,
+            (std::vector<std::string>{"allreduce", "broadcast", "barrier"}));
+  EXPECT_EQ(parse({"--calibrate", "f", "--select", "allreduce", "--rounds", "3"}).rounds, 3);
+  EXPECT_EQ(usage_error({"--select", "allreduce"}),
+            "--select measures choices of algorithm into a tune file: it needs --calibrate FILE");
+  EXPECT_EQ(usage_error({"--calibrate", "f", "--select", "allreduce,nosuch"}),
+            "--select 'nosuch': expected all, or some of allreduce, broadcast, barrier separated by commas");
+  EXPECT_EQ(usage_error({"--calibrate", "f", "--select", "allreduce,"}), "--select 'allreduce,': an empty name");
+  EXPECT_EQ(usage_error({"--calibrate", "f", "--select="}), "--select '': an empty name");
 }
 
 // Every round runs every contender once; in no two rounds in a row does a

@@ -20,6 +20,7 @@ namespace {
 using algorithm::message_bytes;
 using algorithm::parse_tune;
 using algorithm::Selector;
+using algorithm::TuneRule;
 using Desc = hcomm_algorithm_desc_t;
 using Cost = double (*)(const hcomm_coll_args_t*, const hcomm_comm_view_t*);
 
@@ -283,6 +284,27 @@ TEST(Selector, ProfileAlgorithmNotLoadedFallsBackToTheCostModel) {
   const Selector mixed = selector({&kSmall, &kRing, &kTree, &kHalving}, "allreduce:0-4K:@small#profile:thresholds");
   EXPECT_EQ(lines(mixed), std::vector<std::string>{"allreduce host: 0-4K small, 4K-128K ring, 128K-8M "
                                                    "double_binary_tree, 8M-inf halving_doubling"});
+}
+
+// A tune file's measured choices: host memory only; one naming an algorithm
+// not loaded here leaves its sizes to the cost model, with a warning that
+// names the file.
+TEST(Selector, TuneFileRulesCoverHostMemoryOnly) {
+  std::vector<TuneRule> rules = parse_tune("allreduce:0-4K:@large#allreduce:4K-inf:@missing");
+  for (TuneRule& r : rules) r.file = "/tmp/x.tune", r.mem_kinds = HCOMM_MEM_HOST;
+  const Selector s(view(), rules, {&kSmall, &kLarge}, 512 << 10);
+  EXPECT_EQ(order(s, 8), "large,small");
+  EXPECT_EQ(order(s, 8, HCOMM_MEM_CUDA), "small,large");
+  EXPECT_EQ(order(s, 4096), "large,small");  // the cost model's order: missing is not loaded
+  EXPECT_EQ(lines(s), (std::vector<std::string>{"allreduce host: 0-inf large",
+                                                "allreduce cuda: 0-1K small, 1K-inf large"}));
+  testing::internal::CaptureStderr();
+  s.build(call(5000));
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("rule 'allreduce:4K-inf:@missing' of HCOMM_TUNE_FILE /tmp/x.tune is not followed for allreduce "
+                     "of 5000 bytes on 4 ranks (host memory): missing is not loaded; the cost model chooses large"),
+            std::string::npos)
+      << err;
 }
 
 TEST(Selector, ForcedAlgorithmLeadsWhereItServes) {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "core/algorithm/calibration.hpp"
-#include "core/algorithm/tuned_view.hpp"
+#include "core/algorithm/tuning.hpp"
 #include "core/common/error.hpp"
 
 namespace hcomm {
@@ -101,7 +101,7 @@ TEST(TuneFile, BadFilesNameTheFileLineAndKey) {
                 " line 4: unknown key 'latency' (the keys: ranks, hosts, transports, alpha_us, beta_us_per_byte, "
                 "gamma_us_per_byte, mapped.alpha_us, mapped.beta_us_per_byte, mapped.gamma_us_per_byte, "
                 "intra.alpha_us, intra.beta_us_per_byte, intra.gamma_us_per_byte, inter.alpha_us, "
-                "inter.beta_us_per_byte, inter.gamma_us_per_byte)");
+                "inter.beta_us_per_byte, inter.gamma_us_per_byte, select)");
   EXPECT_EQ(config_error(std::string(kComplete) + "# again\nalpha_us = 3\n"),
             file + " line 5: key 'alpha_us' appears again (first on line 1)");
   EXPECT_EQ(config_error("ranks 3\n"), file + " line 1: 'ranks 3' is not 'key = value'");
@@ -204,14 +204,14 @@ class TuneFileSetting {
   ~TuneFileSetting() { unsetenv("HCOMM_TUNE_FILE"); }
 };
 
-TEST(TuneFile, TunedViewReadsTheSetting) {
+TEST(TuneFile, TuningReadsTheSetting) {
   const hcomm_comm_view_t measured = measured_view(0);
-  EXPECT_EQ(algorithm::tuned_view(measured).link.alpha_us, 30);
-  const std::string path = testing::TempDir() + "tuned_view_test.tune";
+  EXPECT_EQ(algorithm::tuning(measured, "shm").view.link.alpha_us, 30);
+  const std::string path = testing::TempDir() + "tuning_test.tune";
   {
     std::ofstream(path) << "alpha_us = 4\nbeta_us_per_byte = 2e-4\ngamma_us_per_byte = 1e-5\n";
     TuneFileSetting setting(path);
-    const hcomm_comm_view_t tuned = algorithm::tuned_view(measured);
+    const hcomm_comm_view_t tuned = algorithm::tuning(measured, "shm").view;
     EXPECT_EQ(tuned.link.alpha_us, 4);
     EXPECT_EQ(tuned.link.beta_us_per_byte, 2e-4);
     EXPECT_EQ(tuned.link.gamma_us_per_byte, 1e-5);
@@ -220,7 +220,7 @@ TEST(TuneFile, TunedViewReadsTheSetting) {
     std::ofstream(path) << "alpha_us = 4\nbeta_us_per_byte = fast\n";
     TuneFileSetting setting(path);
     try {
-      algorithm::tuned_view(measured);
+      algorithm::tuning(measured, "shm");
       ADD_FAILURE() << "took a bad file";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG);
@@ -229,7 +229,86 @@ TEST(TuneFile, TunedViewReadsTheSetting) {
     }
   }
   std::remove(path.c_str());
-  EXPECT_EQ(algorithm::tuned_view(measured).link.beta_us_per_byte, 1e-3);
+  EXPECT_EQ(algorithm::tuning(measured, "shm").view.link.beta_us_per_byte, 1e-3);
+}
+
+// Measured choices: one rule per select line, for host memory, naming the
+// file; written back as they were read.
+TEST(TuneFile, SelectLinesAreHostRulesOfTheFile) {
+  const TuneFile f = parse_tune_file(std::string(kComplete) +
+                                         "select = allreduce:0-8K:@one_shot\n"
+                                         "select = allreduce:8K-inf:@ring   # from 8 KiB\n"
+                                         "select=broadcast:@binomial\n",
+                                     kPath);
+  ASSERT_EQ(f.select.size(), 3u);
+  EXPECT_EQ(f.select[0].text(), "allreduce:0-8K:@one_shot");
+  EXPECT_EQ(f.select[1].text(), "allreduce:8K-inf:@ring");
+  EXPECT_EQ(f.select[2].text(), "broadcast:@binomial");
+  for (const algorithm::TuneRule& r : f.select) {
+    EXPECT_EQ(r.file, kPath);
+    EXPECT_EQ(r.mem_kinds, static_cast<uint32_t>(HCOMM_MEM_HOST));
+    EXPECT_FALSE(r.written());
+  }
+  EXPECT_TRUE(f.select[1].covers(HCOMM_COLL_ALLREDUCE, HCOMM_MEM_HOST, 8192));
+  EXPECT_FALSE(f.select[1].covers(HCOMM_COLL_ALLREDUCE, HCOMM_MEM_CUDA, 8192));
+  EXPECT_EQ(f.select[1].described(), std::string("rule 'allreduce:8K-inf:@ring' of HCOMM_TUNE_FILE ") + kPath);
+  const std::string text = format_tune_file(f);
+  EXPECT_NE(text.find("\nselect = allreduce:0-8K:@one_shot\nselect = allreduce:8K-inf:@ring\n"
+                      "select = broadcast:@binomial\n"),
+            std::string::npos)
+      << text;
+  const TuneFile back = parse_tune_file(text, kPath);
+  ASSERT_EQ(back.select.size(), 3u);
+  for (size_t i = 0; i < back.select.size(); ++i) EXPECT_EQ(back.select[i].text(), f.select[i].text());
+  EXPECT_EQ(format_tune_file(parse_tune_file(kComplete, kPath)).find("select"), std::string::npos);
+}
+
+TEST(TuneFile, BadSelectLinesAreNamed) {
+  const std::string file = std::string("HCOMM_TUNE_FILE ") + kPath;
+  EXPECT_EQ(config_error(std::string(kComplete) + "select = allreduce:8K:@ring\n"),
+            file + " line 4: key 'select': HCOMM_TUNE rule 'allreduce:8K:@ring' does not parse: a size range needs "
+                   "'<min>-<max>'; expected <collective>:[<min>-<max>:]@<algorithm> or profile:<name> (thresholds), "
+                   "rules separated by '#', e.g. allreduce:0-64K:@ring");
+  EXPECT_EQ(config_error(std::string(kComplete) + "select = profile:thresholds\n"),
+            file + " line 4: key 'select': 'profile:thresholds' is not one rule; each select line holds one, "
+                   "<collective>:[<min>-<max>:]@<algorithm>");
+  EXPECT_EQ(config_error(std::string(kComplete) + "select =\n"),
+            file + " line 4: key 'select': '' is not one rule; each select line holds one, "
+                   "<collective>:[<min>-<max>:]@<algorithm>");
+}
+
+// A file's choices hold for communicators of its shape only; HCOMM_TUNE's
+// rules come first.
+TEST(TuneFile, TuningTakesSelectRulesOfTheSameShape) {
+  TuneFile f = parse_tune_file(std::string(kComplete) + "select = allreduce:0-8K:@one_shot\n", kPath);
+  std::string why;
+  EXPECT_TRUE(algorithm::select_applies(f, 3, 1, "shm,tcp", &why));
+  f.ranks = 3, f.hosts = 1, f.transports = "shm";
+  EXPECT_TRUE(algorithm::select_applies(f, 3, 1, "shm", &why));
+  EXPECT_FALSE(algorithm::select_applies(f, 4, 1, "shm", &why));
+  EXPECT_EQ(why, "measured on 3 ranks, this communicator has 4");
+  EXPECT_FALSE(algorithm::select_applies(f, 3, 2, "shm", &why));
+  EXPECT_EQ(why, "measured across 1 hosts, this communicator spans 2");
+  EXPECT_FALSE(algorithm::select_applies(f, 3, 1, "tcp", &why));
+  EXPECT_EQ(why, "measured over transports shm, this communicator's are tcp");
+
+  const std::string path = testing::TempDir() + "tuning_select_test.tune";
+  std::ofstream(path) << format_tune_file(f);
+  TuneFileSetting setting(path);
+  setenv("HCOMM_TUNE", "allreduce:0-1K:@ring", 1);
+  hcomm_comm_view_t measured = measured_view(0);
+  measured.nnodes = 1;
+  algorithm::Tuning t = algorithm::tuning(measured, "shm");
+  ASSERT_EQ(t.rules.size(), 2u);
+  EXPECT_EQ(t.rules[0].text(), "allreduce:0-1K:@ring");
+  EXPECT_TRUE(t.rules[0].written());
+  EXPECT_EQ(t.rules[1].text(), "allreduce:0-8K:@one_shot");
+  EXPECT_EQ(t.rules[1].file, path);
+  EXPECT_EQ(algorithm::tuning(measured, "tcp").rules.size(), 1u);
+  measured.nranks = 2;
+  EXPECT_EQ(algorithm::tuning(measured, "shm").rules.size(), 1u);
+  unsetenv("HCOMM_TUNE");
+  std::remove(path.c_str());
 }
 
 // Memory-bound rates of this machine: above 1 MB/s and below 10 TB/s.

@@ -17,13 +17,13 @@ TEST(Tune, ParsesRangesAndOpenRules) {
   EXPECT_EQ(rules[0].lo, 0u);
   EXPECT_EQ(rules[0].hi, 65536u);
   EXPECT_EQ(rules[0].algorithm, "recursive_doubling");
-  EXPECT_TRUE(rules[0].covers(HCOMM_COLL_ALLREDUCE, 65535));
-  EXPECT_FALSE(rules[0].covers(HCOMM_COLL_ALLREDUCE, 65536));
-  EXPECT_TRUE(rules[1].covers(HCOMM_COLL_ALLREDUCE, 65536));
-  EXPECT_TRUE(rules[1].covers(HCOMM_COLL_ALLREDUCE, UINT64_MAX));
-  EXPECT_FALSE(rules[1].covers(HCOMM_COLL_BROADCAST, 70000));
+  EXPECT_TRUE(rules[0].covers(HCOMM_COLL_ALLREDUCE, HCOMM_MEM_HOST, 65535));
+  EXPECT_FALSE(rules[0].covers(HCOMM_COLL_ALLREDUCE, HCOMM_MEM_HOST, 65536));
+  EXPECT_TRUE(rules[1].covers(HCOMM_COLL_ALLREDUCE, HCOMM_MEM_HOST, 65536));
+  EXPECT_TRUE(rules[1].covers(HCOMM_COLL_ALLREDUCE, HCOMM_MEM_HOST, UINT64_MAX));
+  EXPECT_FALSE(rules[1].covers(HCOMM_COLL_BROADCAST, HCOMM_MEM_HOST, 70000));
   EXPECT_EQ(rules[2].coll, HCOMM_COLL_BROADCAST);
-  EXPECT_TRUE(rules[2].covers(HCOMM_COLL_BROADCAST, 0));
+  EXPECT_TRUE(rules[2].covers(HCOMM_COLL_BROADCAST, HCOMM_MEM_HOST, 0));
   EXPECT_TRUE(parse_tune("").empty());
 }
 
@@ -47,8 +47,8 @@ TEST(Tune, ProfilesExpandInPlace) {
   EXPECT_EQ(texts, (std::vector<std::string>{"allreduce:0-128K:@ring", "allreduce:128K-8M:@double_binary_tree",
                                              "allreduce:8M-inf:@halving_doubling"}));
   for (const auto& r : rules) EXPECT_EQ(r.profile, "thresholds");
-  EXPECT_TRUE(rules[1].covers(HCOMM_COLL_ALLREDUCE, 128 << 10));
-  EXPECT_FALSE(rules[1].covers(HCOMM_COLL_ALLREDUCE, 8 << 20));
+  EXPECT_TRUE(rules[1].covers(HCOMM_COLL_ALLREDUCE, HCOMM_MEM_HOST, 128 << 10));
+  EXPECT_FALSE(rules[1].covers(HCOMM_COLL_ALLREDUCE, HCOMM_MEM_HOST, 8 << 20));
   // Rules around a profile keep their places; only the profile's are marked.
   rules = parse_tune("allreduce:0-4K:@recursive_doubling#profile:thresholds#broadcast:@binomial");
   ASSERT_EQ(rules.size(), 5u);

@@ -2,9 +2,10 @@
 // library's own choice (auto) comes within 10% of the best algorithm forced,
 // measured as auto and as the chosen algorithm's own forced time (the same
 // schedules: apart, the two differ only by the machine's noise), and auto's
-// total time against one algorithm's (ring) forced at every size; and the
-// order in which its rounds run the contenders. Header-only and free of
-// library calls, so that it is unit-tested on its own.
+// total time against one algorithm's (ring) forced at every size; the order
+// in which its rounds run the contenders; and the choices --calibrate
+// --select makes from such sweeps. Header-only and free of library calls, so
+// that it is unit-tested on its own.
 #pragma once
 
 #include <algorithm>
@@ -96,6 +97,59 @@ inline std::string summary_text(const AlgoSummary& s, std::string_view reference
     std::snprintf(line, sizeof line, "# auto against %s forced: %s serves no size of this sweep\n", ref.c_str(),
                   ref.c_str());
   out += line;
+  return out;
+}
+
+// Calibration keeps the library's own choice at a size where it comes within
+// this factor of the best measured one: the machine's noise alone moves
+// times that much between rounds.
+inline constexpr double kKeepFactor = 1.03;
+
+// The algorithm --select takes at one size, from sweeps of the same sizes
+// and algorithms with different buffers (each the paths of its own kind):
+// the one whose time against the best of its sweep is least in its worst
+// sweep; auto's where that comes within kKeepFactor of it. None where no
+// algorithm ran in every sweep.
+inline std::optional<size_t> fastest_choice(const std::vector<AlgoTimes>& sweeps) {
+  if (sweeps.empty()) return std::nullopt;
+  const size_t n = sweeps.front().forced_us.size();
+  std::vector<double> worst(n, 0);
+  std::vector<bool> ran(n, true);
+  for (const AlgoTimes& t : sweeps) {
+    std::optional<double> best;
+    for (size_t i = 0; i < n; ++i) {
+      const std::optional<double>& f = i < t.forced_us.size() ? t.forced_us[i] : std::nullopt;
+      if (!f) ran[i] = false;
+      if (f && (!best || *f < *best)) best = f;
+    }
+    for (size_t i = 0; i < n; ++i)
+      if (ran[i] && best) worst[i] = std::max(worst[i], *best > 0 ? *t.forced_us[i] / *best : 1.0);
+  }
+  std::optional<size_t> pick;
+  for (size_t i = 0; i < n; ++i)
+    if (ran[i] && (!pick || worst[i] < worst[*pick])) pick = i;
+  const std::optional<size_t> own = sweeps.front().chosen;
+  if (pick && own && *own < n && ran[*own] && worst[*own] <= worst[*pick] * kKeepFactor) return own;
+  return pick;
+}
+
+// One measured choice over message sizes [lo, hi); hi 0: no end.
+struct ChoiceRange {
+  uint64_t lo, hi;
+  size_t choice;
+};
+
+// Ranges of the choices at sizes `starts` (ascending): a size's choice
+// holds from it (the first from 0) to the next size with another; sizes
+// without one start a gap.
+inline std::vector<ChoiceRange> choice_ranges(const std::vector<uint64_t>& starts,
+                                              const std::vector<std::optional<size_t>>& choices) {
+  std::vector<ChoiceRange> out;
+  for (size_t i = 0; i < starts.size() && i < choices.size(); ++i) {
+    const bool continues = i > 0 && choices[i - 1] == choices[i];
+    if (!continues && !out.empty() && out.back().hi == 0) out.back().hi = starts[i];
+    if (choices[i] && !continues) out.push_back({i == 0 ? 0 : starts[i], 0, *choices[i]});
+  }
   return out;
 }
 

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "algo_summary.hpp"
 #include "algorithms.hpp"
 #include "benchmark.hpp"
 #include "report.hpp"
@@ -92,16 +91,15 @@ class AlgoTable {
 
 }  // namespace
 
-uint64_t sweep_algorithms(const Options& options, const Collective& collective, const Communicator& comm) {
+AlgoSweep measure_algorithms(const Options& options, const Collective& collective, const Communicator& comm) {
   const hcomm_coll_t coll = coll_of(collective.name);
-  const std::vector<std::string> names = forceable(comm, coll);
+  AlgoSweep out{.names = forceable(comm, coll)};
+  const std::vector<std::string>& names = out.names;
   std::optional<AlgoTable> table;
   if (comm.rank() == 0) table.emplace(options, collective, comm.size(), names);
   Benchmark benchmark(options, collective, comm);
   if (table) table->header();
 
-  std::vector<AlgoTimes> sizes;
-  uint64_t wrong = 0;
   for (const SweepPoint& point : benchmark.points()) {
     std::vector<bool> served;
     for (const std::string& name : names) served.push_back(serves(comm, coll, name, point.count, options.dtype));
@@ -131,16 +129,21 @@ uint64_t sweep_algorithms(const Options& options, const Collective& collective, 
     if (const auto it = std::find(names.begin(), names.end(), auto_name); it != names.end())
       times.chosen = static_cast<size_t>(it - names.begin());
     if (table) table->row(point, times, auto_name, point_wrong);
-    sizes.push_back(std::move(times));
-    wrong += point_wrong;
+    out.points.push_back(point);
+    out.times.push_back(std::move(times));
+    out.wrong += point_wrong;
   }
+  if (table) print_wrong_total(run_columns(options, collective), out.wrong);
+  return out;
+}
 
-  if (table) {
-    print_wrong_total(run_columns(options, collective), wrong);
-    std::fputs(summary_text(summarize(sizes, names, kReference), kReference).c_str(), stdout);
+uint64_t sweep_algorithms(const Options& options, const Collective& collective, const Communicator& comm) {
+  const AlgoSweep sweep = measure_algorithms(options, collective, comm);
+  if (comm.rank() == 0) {
+    std::fputs(summary_text(summarize(sweep.times, sweep.names, kReference), kReference).c_str(), stdout);
     std::fflush(stdout);
   }
-  return wrong;
+  return sweep.wrong;
 }
 
 }  // namespace hcomm::perf

@@ -5,12 +5,26 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "algo_summary.hpp"
 #include "collectives.hpp"
 #include "communicator.hpp"
 #include "options.hpp"
 
 namespace hcomm::perf {
+
+struct AlgoSweep {
+  std::vector<std::string> names;  // the algorithms forced, in the table's order
+  std::vector<SweepPoint> points;
+  std::vector<AlgoTimes> times;  // one per point
+  uint64_t wrong = 0;            // summed over every call and rank
+};
+
+// Collective across all ranks: the sweep's measurements; rank 0 prints its
+// table (without the closing figures).
+AlgoSweep measure_algorithms(const Options& options, const Collective& collective, const Communicator& comm);
 
 // Collective across all ranks; rank 0 prints. Returns the wrong elements,
 // summed over every call and rank.

@@ -12,9 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include "algo_sweep.hpp"
+#include "algorithms.hpp"
 #include "benchmark.hpp"
 #include "core/algorithm/calibration.hpp"
+#include "core/algorithm/layout.hpp"
 #include "core/algorithm/tune_file.hpp"
+#include "core/transport/transport.hpp"
 #include "core/topology/json.hpp"
 
 namespace hcomm::perf {
@@ -148,18 +152,63 @@ std::vector<std::vector<int>> host_ranks(const Communicator& comm) {
   return out;
 }
 
-// HCOMM_TRANSPORTS when set, else the transport plugins that loaded.
+// HCOMM_TRANSPORTS when set, else the transport plugins that loaded: in the
+// words a communicator matches a tune file's select rules by.
 std::string transports() {
   const char* chosen = std::getenv("HCOMM_TRANSPORTS");
-  if (chosen && *chosen) return chosen;
-  std::string names;
-  for (int i = 0; i < hcomm_plugin_count(); ++i) {
-    hcomm_plugin_desc_t desc{};
-    check(hcomm_plugin_get(i, &desc), "hcomm_plugin_get");
-    if (desc.status == HCOMM_SUCCESS && std::string_view(desc.kind) == "transport")
-      names += (names.empty() ? "" : ",") + std::string(desc.name);
+  return transport::allowed_names(chosen ? chosen : "");
+}
+
+// A point's size as the selector's ranges count it (message_bytes): the
+// whole n * count of the collectives of per-rank blocks.
+uint64_t message_bytes(hcomm_coll_t coll, const SweepPoint& point, size_t elem_size, int nranks) {
+  std::vector<size_t> counts(nranks, point.count);
+  const hcomm_coll_args_t args{.size = sizeof(hcomm_coll_args_t),
+                               .coll = coll,
+                               .count = point.count,
+                               .dtype_size = elem_size,
+                               .recv_counts = counts.data()};
+  return algorithm::message_bytes(args, nranks);
+}
+
+// The buffers whose paths a choice must suit: a peer's malloc'd input is
+// copied, an hcomm_mem_alloc'd one read in place.
+constexpr Buffers kSelectBuffers[] = {Buffers::Malloc, Buffers::Alloc};
+
+// --select: every algorithm of `collective` at every size of the sweep, once
+// per kind of buffer; the fastest (fastest_choice) as select rules. Throws
+// where a result had a wrong element.
+std::vector<algorithm::TuneRule> measured_choices(const Options& options, const Collective& collective,
+                                                  const Communicator& comm) {
+  std::vector<AlgoSweep> sweeps;
+  for (Buffers buffers : kSelectBuffers) {
+    Options each = options;
+    each.collective = std::string(collective.name);
+    each.buffers = buffers;
+    sweeps.push_back(measure_algorithms(each, collective, comm));
+    if (sweeps.back().wrong)
+      throw CallError("--select: " + each.collective + " returned " + std::to_string(sweeps.back().wrong) +
+                      " wrong elements with " + std::string(buffers_info(buffers).description));
   }
-  return names;
+  const hcomm_coll_t coll = coll_of(collective.name);
+  const AlgoSweep& first = sweeps.front();
+  std::vector<uint64_t> starts;
+  std::vector<std::optional<size_t>> choices;
+  for (size_t i = 0; i < first.points.size(); ++i) {
+    std::vector<AlgoTimes> at;
+    for (const AlgoSweep& s : sweeps) at.push_back(s.times.at(i));
+    starts.push_back(message_bytes(coll, first.points[i], dtype_info(options.dtype).size, comm.size()));
+    choices.push_back(fastest_choice(at));
+  }
+  std::vector<algorithm::TuneRule> rules;
+  for (const ChoiceRange& r : choice_ranges(starts, choices))
+    rules.push_back({.coll = coll,
+                     .lo = r.lo,
+                     .hi = r.hi ? r.hi : UINT64_MAX,
+                     .algorithm = first.names.at(r.choice),
+                     .file = options.calibrate_path,
+                     .mem_kinds = HCOMM_MEM_HOST});
+  return rules;
 }
 
 algorithm::LinkFields fields_of(const hcomm_link_model_t& l) {
@@ -195,6 +244,7 @@ void print(const algorithm::TuneFile& f, const Options& options) {
           "the first two ranks of one host");
   line("mapped.beta_us_per_byte", *f.mapped.beta_us_per_byte, "memcpy of 8 MiB" + rate(*f.mapped.beta_us_per_byte));
   line("mapped.gamma_us_per_byte", *f.mapped.gamma_us_per_byte, "as gamma");
+  for (const algorithm::TuneRule& r : f.select) std::printf("  select = %s\n", r.text().c_str());
 }
 
 }  // namespace
@@ -233,6 +283,10 @@ int calibrate(const Options& options, Communicator& comm) {
   }
   f.mapped.beta_us_per_byte = slowest(comm, local.copy_us_per_byte);
   f.mapped.gamma_us_per_byte = f.link.gamma_us_per_byte;
+  for (const std::string& name : options.select) {
+    const std::vector<algorithm::TuneRule> rules = measured_choices(options, find_collective(name), comm);
+    f.select.insert(f.select.end(), rules.begin(), rules.end());
+  }
 
   if (out) {
     const std::string text = algorithm::format_tune_file(f);
@@ -241,6 +295,9 @@ int calibrate(const Options& options, Communicator& comm) {
     print(f, options);
     std::printf("# wrote %s: HCOMM_TUNE_FILE=%s hands these to every communicator's cost model\n",
                 options.calibrate_path.c_str(), options.calibrate_path.c_str());
+    if (!f.select.empty())
+      std::printf("# and its select rules to those of %d ranks on %d host%s over %s, for host memory\n", f.ranks,
+                  f.hosts, f.hosts == 1 ? "" : "s", f.transports.c_str());
     std::fflush(stdout);
   }
   check(hcomm_barrier(comm.get(), nullptr), "hcomm_barrier (at the end)");

@@ -18,6 +18,13 @@
 //     mapped memory costs, for communicators whose ranks map each other's.
 // Every exchanged byte is checked. The file also records the rank and host
 // counts and the transports (HCOMM_TRANSPORTS when set, else those loaded).
+// With --select COLLS, each collective's algorithms are then swept as
+// --sweep-algos does (-b to -e, every element checked), once with malloc'd
+// and once with hcomm_mem_alloc'd buffers, and the algorithm least behind
+// the best at each size in its worse sweep (fastest_choice) becomes a
+// select rule from that size on: the selector takes those before its cost
+// model, for host memory, on communicators of the same ranks, hosts and
+// transports.
 #pragma once
 
 #include "communicator.hpp"

@@ -94,6 +94,7 @@ struct Options {
   bool sweep_algorithms = false;  // every algorithm forced in turn, then the library's choice
   int rounds = 1;                 // --sweep-algos: rounds of all of them in turn; each one's best round
   std::string calibrate_path;     // --calibrate: measure the link model into this file instead of a sweep
+  std::vector<std::string> select;  // --calibrate --select: collectives whose fastest algorithms it measures
   bool help = false;
 };
 
@@ -184,7 +185,19 @@ inline std::string non_empty(std::string_view text, std::string_view option, con
   return std::string(text);
 }
 
-inline constexpr std::array<OptionSpec, 24> kOptionSpecs = {{
+// "allreduce,broadcast" into names; "all" stands for every collective (checked in parse_options).
+inline std::vector<std::string> split_names(std::string_view text, std::string_view option) {
+  std::vector<std::string> names;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    if (end == start) throw UsageError(std::string(option) + " '" + std::string(text) + "': an empty name");
+    names.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return names;
+}
+
+inline constexpr std::array<OptionSpec, 25> kOptionSpecs = {{
     {'c', "collective", true, [](Options& o, std::string_view v, std::string_view) { o.collective = v; }},
     {'b', "minbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.min_bytes = parse_size(v, n); }},
     {'e', "maxbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.max_bytes = parse_size(v, n); }},
@@ -212,6 +225,7 @@ inline constexpr std::array<OptionSpec, 24> kOptionSpecs = {{
     {0, "rounds", true, [](Options& o, std::string_view v, std::string_view n) { o.rounds = parse_int(v, n, 1, 100); }},
     {0, "calibrate", true,
      [](Options& o, std::string_view v, std::string_view n) { o.calibrate_path = non_empty(v, n, "a file name"); }},
+    {0, "select", true, [](Options& o, std::string_view v, std::string_view n) { o.select = split_names(v, n); }},
     {0, "inplace", false, [](Options& o, std::string_view, std::string_view) { o.inplace = true; }},
     {0, "check", false, [](Options& o, std::string_view, std::string_view) { o.check = true; }},
     {0, "no-check", false, [](Options& o, std::string_view, std::string_view) { o.check = false; }},
@@ -261,14 +275,21 @@ inline Options parse_options(std::span<const std::string_view> args, std::span<c
     throw UsageError(
         "--calibrate measures the links, not a collective: it does not combine with --algo, --sweep-algos "
         "or --json");
+  if (!options.select.empty() && options.calibrate_path.empty())
+    throw UsageError("--select measures choices of algorithm into a tune file: it needs --calibrate FILE");
+  if (options.select == std::vector<std::string>{"all"}) options.select.assign(collectives.begin(), collectives.end());
+  for (const std::string& name : options.select)
+    if (std::find(collectives.begin(), collectives.end(), name) == collectives.end())
+      throw UsageError("--select '" + name + "': expected all, or some of " + join_names(collectives, ", ") +
+                       " separated by commas");
   if (options.sweep_algorithms && !options.algorithm.empty())
     throw UsageError("--sweep-algos forces every algorithm in turn: it does not combine with --algo");
   if (options.sweep_algorithms && !options.json_path.empty())
     throw UsageError("--json writes one algorithm per size: it does not combine with --sweep-algos");
   if (options.min_time_ms > 0 && options.warmup == 0)
     throw UsageError("--min-time sets the iterations from the warm-up's calls: it needs -w 1 or more");
-  if (options.rounds > 1 && !options.sweep_algorithms)
-    throw UsageError("--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos");
+  if (options.rounds > 1 && !options.sweep_algorithms && options.select.empty())
+    throw UsageError("--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos or --select");
   if (options.min_bytes > options.max_bytes)
     throw UsageError("--minbytes " + std::to_string(options.min_bytes) + " is larger than --maxbytes " +
                      std::to_string(options.max_bytes));
@@ -314,6 +335,12 @@ inline std::string usage_text(std::span<const std::string_view> collectives) {
          "      --calibrate FILE     measure the link model (latency, bandwidth, reduction) on\n"
          "                           this communicator into FILE, for HCOMM_TUNE_FILE=FILE;\n"
          "                           uses -w and -n, needs at least 2 ranks\n"
+         "      --select COLLS       with --calibrate: also sweep every algorithm of each of\n"
+         "                           COLLS (comma separated, or all) over -b to -e with\n"
+         "                           malloc'd and hcomm_mem_alloc'd buffers (as --sweep-algos,\n"
+         "                           with --rounds, --min-time, --fresh-inputs), and write\n"
+         "                           the fastest per size into FILE, for host-memory calls of\n"
+         "                           communicators of this one's ranks, hosts and transports\n"
          "  -h, --help               show this text\n"
          "\n"
          "Sizes are rounded down to whole elements; a size that rounds to the same\n"
