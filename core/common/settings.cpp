@@ -59,7 +59,8 @@ std::vector<Decl> core_settings() {
       d("HCOMM_CHUNK_BYTES", HCOMM_SETTING_SIZE, "512K", "Pipelining unit: transfers are cut into chunks of about this size."),
       d("HCOMM_DEBUG_FILE", HCOMM_SETTING_STRING, "", "Log to this file instead of stderr (%h host, %p pid)."),
       d("HCOMM_TUNE_FILE", HCOMM_SETTING_STRING, "",
-        "Link parameters measured by hcomm-perf --calibrate, used by the selector's cost model."),
+        "Link parameters measured by hcomm-perf --calibrate, used by the selector's cost model; with --select, "
+        "also each size's fastest algorithm, taken first by communicators of the shape it was measured on."),
       d("HCOMM_WINDOW_BYTES", HCOMM_SETTING_SIZE, "4M",
         "Each half of the per-rank shared window of ranks that map each other's memory (direct algorithms); 0 turns "
         "it off."),
