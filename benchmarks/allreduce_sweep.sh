@@ -11,7 +11,8 @@
 # CALIBRATE=1 first measures each communicator's choices
 # (hcomm-perf --calibrate FILE --select allreduce, with the same sizes,
 # rounds and inputs) and sweeps with HCOMM_TUNE_FILE=FILE, so that auto is
-# the calibrated selection; the default is the cost model's.
+# the calibrated selection (the calibration's own tables and rules printed
+# first); the default is the cost model's.
 #
 #   benchmarks/allreduce_sweep.sh [BUILD]
 #   (environment: WARMUP (3), ITERS (10), MIN_TIME (20), ROUNDS (1), BUFFERS (malloc), INPUTS (reused), CALIBRATE (0))
@@ -36,10 +37,9 @@ for n in 2 4; do
       echo
       echo "\`HCOMM_TRANSPORTS=$t $build/bin/hcomm-run -n $n $build/bin/hcomm-perf --calibrate $n-$t.tune --select allreduce ${common[*]}\`"
       echo
-      env HCOMM_TRANSPORTS=$t "$build/bin/hcomm-run" -n $n "$build/bin/hcomm-perf" --calibrate "$file" --select allreduce \
-        "${common[@]}" >"$tune_dir/calibrate.out"
       echo '```'
-      grep '^select' "$file"
+      env HCOMM_TRANSPORTS=$t "$build/bin/hcomm-run" -n $n "$build/bin/hcomm-perf" --calibrate "$file" --select allreduce \
+        "${common[@]}"
       echo '```'
       tune=(HCOMM_TUNE_FILE="$file")
     fi

@@ -285,6 +285,30 @@ TEST(PerfCalibrate, FastestChoiceIsTheLeastBehindInEverySweep) {
   EXPECT_EQ(fastest_choice({{.forced_us = {none, none}, .auto_us = 1.0}}), std::nullopt);
   EXPECT_EQ(fastest_choice({}), std::nullopt);
   EXPECT_EQ(fastest_choice({{.forced_us = {3.0, 2.0}, .auto_us = 2.0}}), std::optional<size_t>(1));
+  const std::vector<std::optional<double>> worst = worst_ratios(sweeps);
+  ASSERT_EQ(worst.size(), 3u);
+  EXPECT_DOUBLE_EQ(*worst[0], 1.5);
+  EXPECT_DOUBLE_EQ(*worst[1], 1.2);
+  EXPECT_DOUBLE_EQ(*worst[2], 1.1);
+  EXPECT_EQ(worst_ratios(gaps), (std::vector<std::optional<double>>{std::nullopt, 12.0, std::nullopt}));
+}
+
+// A lone size's winner between two sizes of another gives way to that one
+// where it comes within 10% there; not where it is further behind, nor at
+// the ends, nor between neighbours that disagree.
+TEST(PerfCalibrate, LoneWinnersGiveWayToTheirNeighbours) {
+  const auto size = [](double a, double b) {
+    return std::vector<AlgoTimes>{{.forced_us = {a, b}, .auto_us = a}, {.forced_us = {a, b}, .auto_us = a}};
+  };
+  using Choices = std::vector<std::optional<size_t>>;
+  // b wins alone at the second size, where a is 8% behind: a keeps it.
+  EXPECT_EQ(smoothed_choices({size(1, 2), size(1.08, 1), size(1, 2)}), (Choices{0, 0, 0}));
+  // 20% behind: b keeps it.
+  EXPECT_EQ(smoothed_choices({size(1, 2), size(1.2, 1), size(1, 2)}), (Choices{0, 1, 0}));
+  // At the ends, and between neighbours that disagree, winners stay.
+  EXPECT_EQ(smoothed_choices({size(1.05, 1), size(1, 2), size(1, 2)}), (Choices{1, 0, 0}));
+  EXPECT_EQ(smoothed_choices({size(1, 2), size(1.05, 1), size(2, 1.01)}), (Choices{0, 1, 1}));
+  EXPECT_EQ(smoothed_choices({}), Choices{});
 }
 
 // A choice holds from its size (the first from 0) to the next size with

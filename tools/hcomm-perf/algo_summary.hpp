@@ -105,32 +105,56 @@ inline std::string summary_text(const AlgoSummary& s, std::string_view reference
 // times that much between rounds.
 inline constexpr double kKeepFactor = 1.03;
 
-// The algorithm --select takes at one size, from sweeps of the same sizes
-// and algorithms with different buffers (each the paths of its own kind):
-// the one whose time against the best of its sweep is least in its worst
-// sweep; auto's where that comes within kKeepFactor of it. None where no
-// algorithm ran in every sweep.
-inline std::optional<size_t> fastest_choice(const std::vector<AlgoTimes>& sweeps) {
-  if (sweeps.empty()) return std::nullopt;
-  const size_t n = sweeps.front().forced_us.size();
-  std::vector<double> worst(n, 0);
-  std::vector<bool> ran(n, true);
+// Each algorithm's time against the best of its sweep, in its worst sweep,
+// from sweeps of the same sizes and algorithms with different buffers (each
+// the paths of its own kind); none where it did not run in every sweep.
+inline std::vector<std::optional<double>> worst_ratios(const std::vector<AlgoTimes>& sweeps) {
+  const size_t n = sweeps.empty() ? 0 : sweeps.front().forced_us.size();
+  std::vector<std::optional<double>> worst(n, 1.0);
   for (const AlgoTimes& t : sweeps) {
     std::optional<double> best;
+    for (size_t i = 0; i < n && i < t.forced_us.size(); ++i)
+      if (t.forced_us[i] && (!best || *t.forced_us[i] < *best)) best = t.forced_us[i];
     for (size_t i = 0; i < n; ++i) {
-      const std::optional<double>& f = i < t.forced_us.size() ? t.forced_us[i] : std::nullopt;
-      if (!f) ran[i] = false;
-      if (f && (!best || *f < *best)) best = f;
+      const bool ran = i < t.forced_us.size() && t.forced_us[i];
+      if (!ran || !worst[i]) {
+        worst[i] = std::nullopt;
+        continue;
+      }
+      worst[i] = std::max(*worst[i], *best > 0 ? *t.forced_us[i] / *best : 1.0);
     }
-    for (size_t i = 0; i < n; ++i)
-      if (ran[i] && best) worst[i] = std::max(worst[i], *best > 0 ? *t.forced_us[i] / *best : 1.0);
   }
+  return worst;
+}
+
+// The algorithm --select takes at one size: the least behind in its worst
+// sweep (worst_ratios); auto's where that comes within kKeepFactor of it.
+// None where no algorithm ran in every sweep.
+inline std::optional<size_t> fastest_choice(const std::vector<AlgoTimes>& sweeps) {
+  const std::vector<std::optional<double>> worst = worst_ratios(sweeps);
   std::optional<size_t> pick;
-  for (size_t i = 0; i < n; ++i)
-    if (ran[i] && (!pick || worst[i] < worst[*pick])) pick = i;
-  const std::optional<size_t> own = sweeps.front().chosen;
-  if (pick && own && *own < n && ran[*own] && worst[*own] <= worst[*pick] * kKeepFactor) return own;
+  for (size_t i = 0; i < worst.size(); ++i)
+    if (worst[i] && (!pick || *worst[i] < *worst[*pick])) pick = i;
+  const std::optional<size_t> own = sweeps.empty() ? std::nullopt : sweeps.front().chosen;
+  if (pick && own && *own < worst.size() && worst[*own] && *worst[*own] <= *worst[*pick] * kKeepFactor) return own;
   return pick;
+}
+
+// The choices at consecutive sizes (`sweeps[size]`: that size's sweeps),
+// where a size's winner differs from both neighbours', which agree, given
+// to theirs if it comes within kCloseFactor there: an algorithm's time
+// changes smoothly with the size, and a lone winner between two of another
+// is more likely the machine's noise than a regime of its own.
+inline std::vector<std::optional<size_t>> smoothed_choices(const std::vector<std::vector<AlgoTimes>>& sweeps) {
+  std::vector<std::optional<size_t>> choices;
+  for (const std::vector<AlgoTimes>& at : sweeps) choices.push_back(fastest_choice(at));
+  for (size_t i = 1; i + 1 < choices.size(); ++i) {
+    const std::optional<size_t> around = choices[i - 1];
+    if (!around || around != choices[i + 1] || around == choices[i]) continue;
+    const std::vector<std::optional<double>> worst = worst_ratios(sweeps[i]);
+    if (*around < worst.size() && worst[*around] && *worst[*around] <= kCloseFactor) choices[i] = around;
+  }
+  return choices;
 }
 
 // One measured choice over message sizes [lo, hi); hi 0: no end.

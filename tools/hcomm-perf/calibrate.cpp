@@ -176,7 +176,7 @@ uint64_t message_bytes(hcomm_coll_t coll, const SweepPoint& point, size_t elem_s
 constexpr Buffers kSelectBuffers[] = {Buffers::Malloc, Buffers::Alloc};
 
 // --select: every algorithm of `collective` at every size of the sweep, once
-// per kind of buffer; the fastest (fastest_choice) as select rules. Throws
+// per kind of buffer; the fastest (smoothed_choices) as select rules. Throws
 // where a result had a wrong element.
 std::vector<algorithm::TuneRule> measured_choices(const Options& options, const Collective& collective,
                                                   const Communicator& comm) {
@@ -193,15 +193,13 @@ std::vector<algorithm::TuneRule> measured_choices(const Options& options, const 
   const hcomm_coll_t coll = coll_of(collective.name);
   const AlgoSweep& first = sweeps.front();
   std::vector<uint64_t> starts;
-  std::vector<std::optional<size_t>> choices;
+  std::vector<std::vector<AlgoTimes>> at(first.points.size());
   for (size_t i = 0; i < first.points.size(); ++i) {
-    std::vector<AlgoTimes> at;
-    for (const AlgoSweep& s : sweeps) at.push_back(s.times.at(i));
+    for (const AlgoSweep& s : sweeps) at[i].push_back(s.times.at(i));
     starts.push_back(message_bytes(coll, first.points[i], dtype_info(options.dtype).size, comm.size()));
-    choices.push_back(fastest_choice(at));
   }
   std::vector<algorithm::TuneRule> rules;
-  for (const ChoiceRange& r : choice_ranges(starts, choices))
+  for (const ChoiceRange& r : choice_ranges(starts, smoothed_choices(at)))
     rules.push_back({.coll = coll,
                      .lo = r.lo,
                      .hi = r.hi ? r.hi : UINT64_MAX,
