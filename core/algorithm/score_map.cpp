@@ -126,7 +126,8 @@ ScoreMap::ScoreMap(const hcomm_comm_view_t& view, const std::vector<TuneRule>& r
         std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
         ScoreRange range{.lo = lo};
         for (const auto& s : scored) range.order.push_back(s.second);
-        auto rule = std::find_if(rules.begin(), rules.end(), [&](const TuneRule& r) { return r.covers(coll, kKindBits[k], lo); });
+        auto rule = std::find_if(rules.begin(), rules.end(),
+                                 [&](const TuneRule& r) { return r.covers(coll, kKindBits[k], lo); });
         if (rule != rules.end()) {
           auto chosen = std::find_if(range.order.begin(), range.order.end(),
                                      [&](const hcomm_algorithm_desc_t* a) { return rule->algorithm == a->name; });

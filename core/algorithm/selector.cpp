@@ -98,7 +98,7 @@ void Selector::log_score_map() const {
 void Selector::check_rules() const {
   for (const TuneRule& r : rules_) {
     if (!r.written() || std::any_of(algorithms_.begin(), algorithms_.end(),
-                                          [&](const auto* a) { return offers(*a, r.algorithm, r.coll); }))
+                                    [&](const auto* a) { return offers(*a, r.algorithm, r.coll); }))
       continue;
     std::vector<std::string> names;
     for (const auto* a : algorithms_)

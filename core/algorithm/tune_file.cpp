@@ -102,8 +102,7 @@ TuneRule select_rule(const std::string& value, const std::string& path, int line
   try {
     rules = parse_tune(value);
   } catch (const Error& e) {
-    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s line %d: key '%s': %s", path.c_str(), line, kSelectKey,
-                e.what());
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TUNE_FILE %s line %d: key '%s': %s", path.c_str(), line, kSelectKey, e.what());
   }
   if (rules.size() != 1 || !rules[0].profile.empty())
     HCOMM_THROW(HCOMM_ERR_CONFIG,

@@ -32,7 +32,6 @@
 #include <vector>
 
 #include "core/algorithm/tune.hpp"
-
 #include "hcomm/plugin/algorithm.h"
 
 namespace hcomm::algorithm {

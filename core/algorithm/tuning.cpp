@@ -24,8 +24,9 @@ Tuning tuning(const hcomm_comm_view_t& measured, const std::string& transports) 
              file.link.gamma_us_per_byte, measured.link.alpha_us, measured.link.beta_us_per_byte,
              measured.link.gamma_us_per_byte);
   if (measured.nnodes > 1)
-    HCOMM_INFO(ALGO, "HCOMM_TUNE_FILE %s across %d hosts: within a host alpha %.3g us, beta %.3g us/B; between hosts "
-                     "alpha %.3g us, beta %.3g us/B",
+    HCOMM_INFO(ALGO,
+               "HCOMM_TUNE_FILE %s across %d hosts: within a host alpha %.3g us, beta %.3g us/B; between hosts "
+               "alpha %.3g us, beta %.3g us/B",
                path.c_str(), measured.nnodes, out.view.intra.alpha_us, out.view.intra.beta_us_per_byte,
                out.view.inter.alpha_us, out.view.inter.beta_us_per_byte);
   if (select)

@@ -13,8 +13,8 @@
 #include "core/common/log.hpp"
 #include "core/common/settings.hpp"
 #include "core/topology/gather.hpp"
-#include "core/transport/transport.hpp"
 #include "core/topology/topo_file.hpp"
+#include "core/transport/transport.hpp"
 
 namespace hcomm::comm {
 

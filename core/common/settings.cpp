@@ -56,7 +56,8 @@ std::vector<Decl> core_settings() {
       d("HCOMM_TIMEOUT", HCOMM_SETTING_DOUBLE, "30",
         "Seconds a call may wait on a peer before it fails naming the peer."),
       d("HCOMM_PLUGIN_PATH", HCOMM_SETTING_STRING, "", "Extra plugin folders, colon separated, searched first."),
-      d("HCOMM_CHUNK_BYTES", HCOMM_SETTING_SIZE, "512K", "Pipelining unit: transfers are cut into chunks of about this size."),
+      d("HCOMM_CHUNK_BYTES", HCOMM_SETTING_SIZE, "512K",
+        "Pipelining unit: transfers are cut into chunks of about this size."),
       d("HCOMM_DEBUG_FILE", HCOMM_SETTING_STRING, "", "Log to this file instead of stderr (%h host, %p pid)."),
       d("HCOMM_TUNE_FILE", HCOMM_SETTING_STRING, "",
         "Link parameters measured by hcomm-perf --calibrate, used by the selector's cost model; with --select, "

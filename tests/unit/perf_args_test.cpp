@@ -309,6 +309,17 @@ TEST(PerfCalibrate, LoneWinnersGiveWayToTheirNeighbours) {
   EXPECT_EQ(smoothed_choices({size(1.05, 1), size(1, 2), size(1, 2)}), (Choices{1, 0, 0}));
   EXPECT_EQ(smoothed_choices({size(1, 2), size(1.05, 1), size(2, 1.01)}), (Choices{0, 1, 1}));
   EXPECT_EQ(smoothed_choices({}), Choices{});
+  EXPECT_EQ(lone_winners({0, 1, 0, 0, 2, 0, 1, std::nullopt, 1, 1}), (std::vector<size_t>{1, 4, 7}));
+  EXPECT_EQ(lone_winners({std::nullopt, 1, std::nullopt}), std::vector<size_t>{});
+}
+
+// Measured again, each contender keeps its better time.
+TEST(PerfCalibrate, KeepBestTakesTheBetterTimes) {
+  AlgoTimes first{.forced_us = {10.0, std::nullopt, 30.0}, .auto_us = 12.0, .chosen = 0};
+  keep_best(first, {.forced_us = {11.0, 5.0, 20.0}, .auto_us = 9.0, .chosen = 2});
+  EXPECT_EQ(first.forced_us, (std::vector<std::optional<double>>{10.0, 5.0, 20.0}));
+  EXPECT_EQ(first.auto_us, 9.0);
+  EXPECT_EQ(first.chosen, std::optional<size_t>(0));
 }
 
 // A choice holds from its size (the first from 0) to the next size with

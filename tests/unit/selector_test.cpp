@@ -296,8 +296,8 @@ TEST(Selector, TuneFileRulesCoverHostMemoryOnly) {
   EXPECT_EQ(order(s, 8), "large,small");
   EXPECT_EQ(order(s, 8, HCOMM_MEM_CUDA), "small,large");
   EXPECT_EQ(order(s, 4096), "large,small");  // the cost model's order: missing is not loaded
-  EXPECT_EQ(lines(s), (std::vector<std::string>{"allreduce host: 0-inf large",
-                                                "allreduce cuda: 0-1K small, 1K-inf large"}));
+  EXPECT_EQ(lines(s),
+            (std::vector<std::string>{"allreduce host: 0-inf large", "allreduce cuda: 0-1K small, 1K-inf large"}));
   testing::internal::CaptureStderr();
   s.build(call(5000));
   const std::string err = testing::internal::GetCapturedStderr();

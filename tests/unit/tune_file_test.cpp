@@ -266,15 +266,18 @@ TEST(TuneFile, SelectLinesAreHostRulesOfTheFile) {
 TEST(TuneFile, BadSelectLinesAreNamed) {
   const std::string file = std::string("HCOMM_TUNE_FILE ") + kPath;
   EXPECT_EQ(config_error(std::string(kComplete) + "select = allreduce:8K:@ring\n"),
-            file + " line 4: key 'select': HCOMM_TUNE rule 'allreduce:8K:@ring' does not parse: a size range needs "
-                   "'<min>-<max>'; expected <collective>:[<min>-<max>:]@<algorithm> or profile:<name> (thresholds), "
-                   "rules separated by '#', e.g. allreduce:0-64K:@ring");
+            file +
+                " line 4: key 'select': HCOMM_TUNE rule 'allreduce:8K:@ring' does not parse: a size range needs "
+                "'<min>-<max>'; expected <collective>:[<min>-<max>:]@<algorithm> or profile:<name> (thresholds), "
+                "rules separated by '#', e.g. allreduce:0-64K:@ring");
   EXPECT_EQ(config_error(std::string(kComplete) + "select = profile:thresholds\n"),
-            file + " line 4: key 'select': 'profile:thresholds' is not one rule; each select line holds one, "
-                   "<collective>:[<min>-<max>:]@<algorithm>");
+            file +
+                " line 4: key 'select': 'profile:thresholds' is not one rule; each select line holds one, "
+                "<collective>:[<min>-<max>:]@<algorithm>");
   EXPECT_EQ(config_error(std::string(kComplete) + "select =\n"),
-            file + " line 4: key 'select': '' is not one rule; each select line holds one, "
-                   "<collective>:[<min>-<max>:]@<algorithm>");
+            file +
+                " line 4: key 'select': '' is not one rule; each select line holds one, "
+                "<collective>:[<min>-<max>:]@<algorithm>");
 }
 
 // A file's choices hold for communicators of its shape only; HCOMM_TUNE's

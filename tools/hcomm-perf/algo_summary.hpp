@@ -140,21 +140,36 @@ inline std::optional<size_t> fastest_choice(const std::vector<AlgoTimes>& sweeps
   return pick;
 }
 
-// The choices at consecutive sizes (`sweeps[size]`: that size's sweeps),
-// where a size's winner differs from both neighbours', which agree, given
-// to theirs if it comes within kCloseFactor there: an algorithm's time
-// changes smoothly with the size, and a lone winner between two of another
-// is more likely the machine's noise than a regime of its own.
+// The sizes whose winner differs from both neighbours', which agree: an
+// algorithm's time changes smoothly with the size, so such a lone winner is
+// more likely the machine's noise than a regime of its own.
+inline std::vector<size_t> lone_winners(const std::vector<std::optional<size_t>>& choices) {
+  std::vector<size_t> out;
+  for (size_t i = 1; i + 1 < choices.size(); ++i)
+    if (choices[i - 1] && choices[i - 1] == choices[i + 1] && choices[i - 1] != choices[i]) out.push_back(i);
+  return out;
+}
+
+// The choices at consecutive sizes (`sweeps[size]`: that size's sweeps), a
+// lone winner given to its neighbours' where theirs comes within
+// kCloseFactor of it there.
 inline std::vector<std::optional<size_t>> smoothed_choices(const std::vector<std::vector<AlgoTimes>>& sweeps) {
   std::vector<std::optional<size_t>> choices;
   for (const std::vector<AlgoTimes>& at : sweeps) choices.push_back(fastest_choice(at));
-  for (size_t i = 1; i + 1 < choices.size(); ++i) {
-    const std::optional<size_t> around = choices[i - 1];
-    if (!around || around != choices[i + 1] || around == choices[i]) continue;
+  for (size_t i : lone_winners(choices)) {
+    const size_t around = *choices[i - 1];
     const std::vector<std::optional<double>> worst = worst_ratios(sweeps[i]);
-    if (*around < worst.size() && worst[*around] && *worst[*around] <= kCloseFactor) choices[i] = around;
+    if (around < worst.size() && worst[around] && *worst[around] <= kCloseFactor) choices[i] = around;
   }
   return choices;
+}
+
+// A size measured again: each contender keeps its better time.
+inline void keep_best(AlgoTimes& into, const AlgoTimes& again) {
+  for (size_t i = 0; i < into.forced_us.size() && i < again.forced_us.size(); ++i)
+    if (again.forced_us[i] && (!into.forced_us[i] || *again.forced_us[i] < *into.forced_us[i]))
+      into.forced_us[i] = again.forced_us[i];
+  into.auto_us = std::min(into.auto_us, again.auto_us);
 }
 
 // One measured choice over message sizes [lo, hi); hi 0: no end.

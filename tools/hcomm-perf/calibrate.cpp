@@ -18,8 +18,8 @@
 #include "core/algorithm/calibration.hpp"
 #include "core/algorithm/layout.hpp"
 #include "core/algorithm/tune_file.hpp"
-#include "core/transport/transport.hpp"
 #include "core/topology/json.hpp"
+#include "core/transport/transport.hpp"
 
 namespace hcomm::perf {
 namespace {
@@ -175,21 +175,29 @@ uint64_t message_bytes(hcomm_coll_t coll, const SweepPoint& point, size_t elem_s
 // copied, an hcomm_mem_alloc'd one read in place.
 constexpr Buffers kSelectBuffers[] = {Buffers::Malloc, Buffers::Alloc};
 
-// --select: every algorithm of `collective` at every size of the sweep, once
-// per kind of buffer; the fastest (smoothed_choices) as select rules. Throws
-// where a result had a wrong element.
-std::vector<algorithm::TuneRule> measured_choices(const Options& options, const Collective& collective,
-                                                  const Communicator& comm) {
+// Every algorithm of `collective` at the sizes `options` sweeps, once per
+// kind of buffer. Throws where a result had a wrong element.
+std::vector<AlgoSweep> sweep_buffers(Options options, const Collective& collective, const Communicator& comm) {
+  options.collective = std::string(collective.name);
   std::vector<AlgoSweep> sweeps;
   for (Buffers buffers : kSelectBuffers) {
-    Options each = options;
-    each.collective = std::string(collective.name);
-    each.buffers = buffers;
-    sweeps.push_back(measure_algorithms(each, collective, comm));
+    options.buffers = buffers;
+    sweeps.push_back(measure_algorithms(options, collective, comm));
     if (sweeps.back().wrong)
-      throw CallError("--select: " + each.collective + " returned " + std::to_string(sweeps.back().wrong) +
+      throw CallError("--select: " + options.collective + " returned " + std::to_string(sweeps.back().wrong) +
                       " wrong elements with " + std::string(buffers_info(buffers).description));
   }
+  return sweeps;
+}
+
+// --select: the sweeps of `collective`, each size's fastest algorithm
+// (smoothed_choices) as select rules. A lone winner that stays is measured
+// once more first: a slow spell of the machine over one size makes one.
+// Every rank has the same (the slowest rank's) times, so all take the same
+// turns.
+std::vector<algorithm::TuneRule> measured_choices(const Options& options, const Collective& collective,
+                                                  const Communicator& comm) {
+  const std::vector<AlgoSweep> sweeps = sweep_buffers(options, collective, comm);
   const hcomm_coll_t coll = coll_of(collective.name);
   const AlgoSweep& first = sweeps.front();
   std::vector<uint64_t> starts;
@@ -198,8 +206,17 @@ std::vector<algorithm::TuneRule> measured_choices(const Options& options, const 
     for (const AlgoSweep& s : sweeps) at[i].push_back(s.times.at(i));
     starts.push_back(message_bytes(coll, first.points[i], dtype_info(options.dtype).size, comm.size()));
   }
+  std::vector<std::optional<size_t>> choices = smoothed_choices(at);
+  const std::vector<size_t> lone = lone_winners(choices);
+  for (size_t i : lone) {
+    Options again = options;
+    again.min_bytes = again.max_bytes = first.points[i].bytes;
+    const std::vector<AlgoSweep> more = sweep_buffers(again, collective, comm);
+    for (size_t k = 0; k < more.size(); ++k) keep_best(at[i][k], more[k].times.at(0));
+  }
+  if (!lone.empty()) choices = smoothed_choices(at);
   std::vector<algorithm::TuneRule> rules;
-  for (const ChoiceRange& r : choice_ranges(starts, smoothed_choices(at)))
+  for (const ChoiceRange& r : choice_ranges(starts, choices))
     rules.push_back({.coll = coll,
                      .lo = r.lo,
                      .hi = r.hi ? r.hi : UINT64_MAX,
