@@ -121,6 +121,20 @@ TEST(TuneFile, BadFilesNameTheFileLineAndKey) {
   }
   EXPECT_EQ(config_error("inter.alpha_us = x"), file + " line 1: key 'inter.alpha_us': 'x' is not a finite number >= 0");
   EXPECT_EQ(config_error("transports ="), file + " line 1: key 'transports': '' is empty");
+  // A select line holds one rule of HCOMM_TUNE's grammar.
+  EXPECT_EQ(config_error(std::string(kComplete) + "select = allreduce:8K:@ring\n"),
+            file +
+                " line 4: key 'select': HCOMM_TUNE rule 'allreduce:8K:@ring' does not parse: a size range needs "
+                "'<min>-<max>'; expected <collective>:[<min>-<max>:]@<algorithm> or profile:<name> (thresholds), "
+                "rules separated by '#', e.g. allreduce:0-64K:@ring");
+  EXPECT_EQ(config_error(std::string(kComplete) + "select = profile:thresholds\n"),
+            file +
+                " line 4: key 'select': 'profile:thresholds' is not one rule; each select line holds one, "
+                "<collective>:[<min>-<max>:]@<algorithm>");
+  EXPECT_EQ(config_error(std::string(kComplete) + "select =\n"),
+            file +
+                " line 4: key 'select': '' is not one rule; each select line holds one, "
+                "<collective>:[<min>-<max>:]@<algorithm>");
 }
 
 TEST(TuneFile, UnreadableFileIsNamed) {
@@ -261,23 +275,6 @@ TEST(TuneFile, SelectLinesAreHostRulesOfTheFile) {
   ASSERT_EQ(back.select.size(), 3u);
   for (size_t i = 0; i < back.select.size(); ++i) EXPECT_EQ(back.select[i].text(), f.select[i].text());
   EXPECT_EQ(format_tune_file(parse_tune_file(kComplete, kPath)).find("select"), std::string::npos);
-}
-
-TEST(TuneFile, BadSelectLinesAreNamed) {
-  const std::string file = std::string("HCOMM_TUNE_FILE ") + kPath;
-  EXPECT_EQ(config_error(std::string(kComplete) + "select = allreduce:8K:@ring\n"),
-            file +
-                " line 4: key 'select': HCOMM_TUNE rule 'allreduce:8K:@ring' does not parse: a size range needs "
-                "'<min>-<max>'; expected <collective>:[<min>-<max>:]@<algorithm> or profile:<name> (thresholds), "
-                "rules separated by '#', e.g. allreduce:0-64K:@ring");
-  EXPECT_EQ(config_error(std::string(kComplete) + "select = profile:thresholds\n"),
-            file +
-                " line 4: key 'select': 'profile:thresholds' is not one rule; each select line holds one, "
-                "<collective>:[<min>-<max>:]@<algorithm>");
-  EXPECT_EQ(config_error(std::string(kComplete) + "select =\n"),
-            file +
-                " line 4: key 'select': '' is not one rule; each select line holds one, "
-                "<collective>:[<min>-<max>:]@<algorithm>");
 }
 
 // A file's choices hold for communicators of its shape only; HCOMM_TUNE's

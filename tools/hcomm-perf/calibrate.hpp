@@ -21,10 +21,10 @@
 // With --select COLLS, each collective's algorithms are then swept as
 // --sweep-algos does (-b to -e, every element checked), once with malloc'd
 // and once with hcomm_mem_alloc'd buffers, and the algorithm least behind
-// the best at each size in its worse sweep (smoothed_choices) becomes a
-// select rule from that size on: the selector takes those before its cost
-// model, for host memory, on communicators of the same ranks, hosts and
-// transports.
+// the best at each size in its worse sweep (smoothed_choices; a lone
+// winner that stays is measured once more) becomes a select rule from that
+// size on: the selector takes those before its cost model, for host memory,
+// on communicators of the same ranks, hosts and transports.
 #pragma once
 
 #include "communicator.hpp"
