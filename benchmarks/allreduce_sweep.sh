@@ -13,9 +13,11 @@
 # rounds and inputs) and sweeps with HCOMM_TUNE_FILE=FILE, so that auto is
 # the calibrated selection (the calibration's own tables and rules printed
 # first); the default is the cost model's.
+# RANKS and TRANSPORTS narrow the runs (default "2 4" and "shm tcp").
 #
 #   benchmarks/allreduce_sweep.sh [BUILD]
-#   (environment: WARMUP (3), ITERS (10), MIN_TIME (20), ROUNDS (1), BUFFERS (malloc), INPUTS (reused), CALIBRATE (0))
+#   (environment: WARMUP (3), ITERS (10), MIN_TIME (20), ROUNDS (1), BUFFERS (malloc), INPUTS (reused), CALIBRATE (0),
+#    RANKS (2 4), TRANSPORTS (shm tcp))
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -27,8 +29,8 @@ common=(-b 8 -e 64M -f 2 -w "${WARMUP:-3}" -n "${ITERS:-10}" --min-time "${MIN_T
 [ "${INPUTS:-reused}" = fresh ] && common+=(--fresh-inputs)
 tune_dir=$(mktemp -d)
 trap 'rm -rf "$tune_dir"' EXIT
-for n in 2 4; do
-  for t in shm tcp; do
+for n in ${RANKS:-2 4}; do
+  for t in ${TRANSPORTS:-shm tcp}; do
     tune=()
     if [ "${CALIBRATE:-0}" = 1 ]; then
       file=$tune_dir/$n-$t.tune

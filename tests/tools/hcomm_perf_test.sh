@@ -168,6 +168,8 @@ case_sweep_algos() {
     fail "no closeness figure of auto's choice"
   grep -qE '^# auto against ring forced: sum\(auto\) / sum\(ring\) - 1 = [-+][0-9]+\.[0-9]% over the 5 sizes ring serves$' \
     "$WORK/out" || fail "no figure against ring"
+  grep -qE '^# the best forced algorithm at each of those sizes against ring: [-+][0-9]+\.[0-9]%$' "$WORK/out" ||
+    fail "no figure of the best forced algorithms against ring"
   perf 2 -c allreduce -b 8 -e 8K -f 32 -w 0 -n 1 --sweep-algos --rounds 3
   expect_rc 0
   grep -qF "; 3 rounds of them all, each one's best round" "$WORK/out" || fail "no rounds in the header"

@@ -225,16 +225,22 @@ TEST(PerfAlgoSummary, CountsSizesWhereAutoIsCloseToTheBest) {
   EXPECT_EQ(s.reference_sizes, 2);
   ASSERT_TRUE(s.vs_reference_percent.has_value());
   EXPECT_NEAR(*s.vs_reference_percent, (32.6 / 40 - 1) * 100, 1e-9);
+  // the best forced at those sizes: (10 + 20) / (10 + 30) - 1
+  ASSERT_TRUE(s.best_vs_reference_percent.has_value());
+  EXPECT_NEAR(*s.best_vs_reference_percent, -25.0, 1e-9);
   EXPECT_EQ(summary_text(s, "ring"),
             "# auto within 10% of the best forced algorithm at 2 of 3 sizes\n"
             "# auto's choice, forced, within 10% of the best forced algorithm at 2 of 3 sizes\n"
-            "# auto against ring forced: sum(auto) / sum(ring) - 1 = -18.5% over the 2 sizes ring serves\n");
+            "# auto against ring forced: sum(auto) / sum(ring) - 1 = -18.5% over the 2 sizes ring serves\n"
+            "# the best forced algorithm at each of those sizes against ring: -25.0%\n");
   const AlgoSummary tree = summarize(four_sizes(), names, "tree");
   EXPECT_EQ(tree.reference_sizes, 3);
   EXPECT_NEAR(*tree.vs_reference_percent, ((10.5 + 22.1 + 44.0) / 80 - 1) * 100, 1e-9);
+  EXPECT_NEAR(*tree.best_vs_reference_percent, ((10.0 + 20.0 + 40.0) / 80 - 1) * 100, 1e-9);
   const std::string tree_text = summary_text(tree, "tree");
-  EXPECT_EQ(tree_text.substr(tree_text.rfind('\n', tree_text.size() - 2) + 1),
-            "# auto against tree forced: sum(auto) / sum(tree) - 1 = -4.3% over the 3 sizes tree serves\n");
+  EXPECT_NE(tree_text.find("# auto against tree forced: sum(auto) / sum(tree) - 1 = -4.3% over the 3 sizes tree "
+                           "serves\n# the best forced algorithm at each of those sizes against tree: -12.5%\n"),
+            std::string::npos);
 }
 
 // Without a forced time of its own (auto's algorithm is no column, or did not
@@ -258,8 +264,10 @@ TEST(PerfAlgoSummary, WithoutTheReference) {
   EXPECT_EQ(s.sizes, 3);
   EXPECT_EQ(s.reference_sizes, 0);
   EXPECT_FALSE(s.vs_reference_percent.has_value());
-  EXPECT_NE(summary_text(s, "ring").find("# auto against ring forced: ring serves no size of this sweep\n"),
-            std::string::npos);
+  EXPECT_FALSE(s.best_vs_reference_percent.has_value());
+  const std::string text = summary_text(s, "ring");
+  EXPECT_NE(text.find("# auto against ring forced: ring serves no size of this sweep\n"), std::string::npos);
+  EXPECT_EQ(text.find("at each of those sizes"), std::string::npos);
   const AlgoSummary empty = summarize({}, {}, "ring");
   EXPECT_EQ(empty.sizes, 0);
   EXPECT_EQ(empty.auto_close, 0);
