@@ -4,10 +4,10 @@
 // schedules: apart, the two differ only by the machine's noise), auto's
 // total time against one algorithm's (ring) forced at every size, and the
 // best forced algorithm's at each size against the same total (what no
-// choice of algorithm can beat in the sweep); the order
-// in which its rounds run the contenders; and the choices --calibrate
-// --select makes from such sweeps. Header-only and free of library calls, so
-// that it is unit-tested on its own.
+// choice of algorithm can beat in the sweep); the order in which its rounds
+// run the contenders; and the choices --calibrate --select makes from such
+// sweeps. Header-only and free of library calls, so that it is unit-tested
+// on its own.
 #pragma once
 
 #include <algorithm>
