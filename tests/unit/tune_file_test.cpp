@@ -211,11 +211,14 @@ TEST(TuneFile, ViewTakesIntraAndInterAcrossHosts) {
   }
 }
 
-// HCOMM_TUNE_FILE for the rest of one test.
-class TuneFileSetting {
+// A setting for the rest of one test, gone also when an assertion ends it.
+class Setting {
  public:
-  explicit TuneFileSetting(const std::string& path) { setenv("HCOMM_TUNE_FILE", path.c_str(), 1); }
-  ~TuneFileSetting() { unsetenv("HCOMM_TUNE_FILE"); }
+  Setting(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
+  ~Setting() { unsetenv(name_); }
+
+ private:
+  const char* name_;
 };
 
 TEST(TuneFile, TuningReadsTheSetting) {
@@ -224,7 +227,7 @@ TEST(TuneFile, TuningReadsTheSetting) {
   const std::string path = testing::TempDir() + "tuning_test.tune";
   {
     std::ofstream(path) << "alpha_us = 4\nbeta_us_per_byte = 2e-4\ngamma_us_per_byte = 1e-5\n";
-    TuneFileSetting setting(path);
+    Setting setting("HCOMM_TUNE_FILE", path);
     const hcomm_comm_view_t tuned = algorithm::tuning(measured, "shm").view;
     EXPECT_EQ(tuned.link.alpha_us, 4);
     EXPECT_EQ(tuned.link.beta_us_per_byte, 2e-4);
@@ -232,7 +235,7 @@ TEST(TuneFile, TuningReadsTheSetting) {
   }
   {
     std::ofstream(path) << "alpha_us = 4\nbeta_us_per_byte = fast\n";
-    TuneFileSetting setting(path);
+    Setting setting("HCOMM_TUNE_FILE", path);
     try {
       algorithm::tuning(measured, "shm");
       ADD_FAILURE() << "took a bad file";
@@ -294,8 +297,8 @@ TEST(TuneFile, TuningTakesSelectRulesOfTheSameShape) {
 
   const std::string path = testing::TempDir() + "tuning_select_test.tune";
   std::ofstream(path) << format_tune_file(f);
-  TuneFileSetting setting(path);
-  setenv("HCOMM_TUNE", "allreduce:0-1K:@ring", 1);
+  Setting setting("HCOMM_TUNE_FILE", path);
+  Setting rule("HCOMM_TUNE", "allreduce:0-1K:@ring");
   hcomm_comm_view_t measured = measured_view(0);
   measured.nnodes = 1;
   algorithm::Tuning t = algorithm::tuning(measured, "shm");
@@ -307,7 +310,6 @@ TEST(TuneFile, TuningTakesSelectRulesOfTheSameShape) {
   EXPECT_EQ(algorithm::tuning(measured, "tcp").rules.size(), 1u);
   measured.nranks = 2;
   EXPECT_EQ(algorithm::tuning(measured, "shm").rules.size(), 1u);
-  unsetenv("HCOMM_TUNE");
   std::remove(path.c_str());
 }
 
