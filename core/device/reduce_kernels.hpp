@@ -27,6 +27,13 @@
 namespace hcomm::device {
 namespace {
 
+// A function that returns a Block (a struct of vectors) is always inlined:
+// GCC 12 clears the upper lanes of a 256- or 512-bit vector returned inside a
+// struct (it places a vzeroupper before the return), so such a function
+// called out of line (under -fno-inline or a sanitizer's instrumentation)
+// loses all but the first 16 bytes of its result.
+#define HCOMM_RETURNS_BLOCK [[gnu::always_inline]] inline
+
 template <class V>
 using LaneOf = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
 template <class V>
@@ -244,7 +251,7 @@ struct PlainIo {
   using Values = Vec<T, Isa::kVectorBytes / sizeof(T)>;
   using Block = device::Block<Values, 1>;
   static constexpr size_t kElements = kLanesOf<Values>;
-  static Block load(const T* p) { return {{load_vector<Values>(p)}}; }
+  HCOMM_RETURNS_BLOCK static Block load(const T* p) { return {{load_vector<Values>(p)}}; }
   template <bool kStream = false>
   static void store(T* p, const Block& block) {
     kStream ? stream_vector(p, block.vectors[0]) : store_vector(p, block.vectors[0]);
@@ -258,7 +265,7 @@ struct Float16InstructionIo {
   using Stored = uint16_t;
   static constexpr size_t kElements = Isa::kVectorBytes / sizeof(float);
   using Block = device::Block<Vec<float, kElements>, 1>;
-  static Block load(const uint16_t* p) { return {{Isa::float16_to_float32(load_vector<Vec<uint16_t, kElements>>(p))}}; }
+  HCOMM_RETURNS_BLOCK static Block load(const uint16_t* p) { return {{Isa::float16_to_float32(load_vector<Vec<uint16_t, kElements>>(p))}}; }
   template <bool kStream = false>
   static void store(uint16_t* p, const Block& block) {
     const auto half = Isa::float32_to_float16(block.vectors[0]);
@@ -278,7 +285,7 @@ struct PairedIo {
   static constexpr size_t kWords = kLanesOf<Words>;
   using Block = device::Block<Vec<float, kWords>, 2>;
   static constexpr size_t kElements = 2 * kWords;
-  static Block load(const uint16_t* p) {
+  HCOMM_RETURNS_BLOCK static Block load(const uint16_t* p) {
     const Words words = load_vector<Words>(p);
     return {{Codec::template widen_low<kWords>(words), Codec::template widen_high<kWords>(words)}};
   }
@@ -326,7 +333,7 @@ struct BFloat16Codec {
 };
 
 template <class Io, class F, class... Blocks>
-typename Io::Block apply(F f, const Blocks&... in) {
+HCOMM_RETURNS_BLOCK typename Io::Block apply(F f, const Blocks&... in) {
   typename Io::Block out;
   for (size_t k = 0; k < Io::Block::kVectors; ++k) out.vectors[k] = f(in.vectors[k]...);
   return out;
@@ -340,7 +347,7 @@ template <class Io>
 using StoredBytes = Vec<uint8_t, Io::kElements * sizeof(typename Io::Stored)>;
 
 template <class Io>
-typename Io::Block load_partial(const typename Io::Stored* p, size_t count) {
+HCOMM_RETURNS_BLOCK typename Io::Block load_partial(const typename Io::Stored* p, size_t count) {
   using Raw = StoredBytes<Io>;
   const size_t bytes = count * sizeof(typename Io::Stored);
   Raw raw = {};

@@ -66,6 +66,7 @@ bool runs_in_order(const Schedule& s) {
     waits += st.kind == HCOMM_STEP_WAIT;
   }
   if (waits > kMaxInOrderWaits) return false;
+  if (waits == 0) return true;  // every SIGNAL trivially follows all (no) WAITs
   const size_t words = (waits + 63) / 64;
   std::vector<uint64_t> after(n * words, 0);
   size_t seen = 0;  // WAITs before step i

@@ -1,7 +1,7 @@
 // Runs under hcomm-run over shm: buffers that peers cannot map, registered by
 // the core on their second use (HCOMM_AUTO_REGISTER).
 //
-//   hcomm_auto_register_test [unmoved]
+//   hcomm_auto_register_test [unmoved [LIBRARY]]
 //
 // Checks, every result element by element: the pages of a buffer move onto
 // shared memory on its second call and not before; a buffer freed and mapped
@@ -12,7 +12,9 @@
 // odd size; a SEND whose slices are pushed (where the caches are apart:
 // HCOMM_CACHES_APART=on) stays where it is. With
 // `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0, or with a
-// library named like the CUDA driver preloaded.
+// LIBRARY named like the CUDA driver, which the test loads before its first
+// call (loaded, not preloaded, so that a sanitizer's runtime stays first).
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -179,9 +181,13 @@ void unmoved(Job& job) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool stay = argc == 2 && std::strcmp(argv[1], "unmoved") == 0;
-  if (argc > 2 || (argc == 2 && !stay)) {
-    std::fprintf(stderr, "usage: hcomm_auto_register_test [unmoved] (under hcomm-run, over shm)\n");
+  const bool stay = argc >= 2 && std::strcmp(argv[1], "unmoved") == 0;
+  if (argc > 3 || (argc >= 2 && !stay)) {
+    std::fprintf(stderr, "usage: hcomm_auto_register_test [unmoved [LIBRARY]] (under hcomm-run, over shm)\n");
+    return 2;
+  }
+  if (argc == 3 && !::dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL)) {
+    std::fprintf(stderr, "hcomm_auto_register_test: cannot load %s: %s\n", argv[2], ::dlerror());
     return 2;
   }
   Job job;

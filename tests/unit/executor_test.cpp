@@ -175,7 +175,9 @@ class Windows {
  public:
   Windows(int n, uint64_t window_bytes) : layout_{n, window_bytes} {
     for (int r = 0; r < n; ++r) {
-      memory_.emplace_back(static_cast<uint8_t*>(std::aligned_alloc(window::kPage, layout_.total_bytes())), std::free);
+      // aligned_alloc takes a size that is a multiple of the alignment.
+      const uint64_t bytes = (layout_.total_bytes() + window::kPage - 1) / window::kPage * window::kPage;
+      memory_.emplace_back(static_cast<uint8_t*>(std::aligned_alloc(window::kPage, bytes)), std::free);
       std::memset(memory_.back().get(), 0, layout_.total_bytes());
       window::initialise(memory_.back().get(), layout_, r);
     }
