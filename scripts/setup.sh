@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what a fresh Debian 12 machine lacks and builds HComm into build/.
+# Installs what a fresh Debian 12 machine lacks and builds HComm into build/
+# (or the build folder of HCOMM_PRESET).
 # Sourced by run-demo.sh and run-tests.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -25,5 +26,7 @@ fi
 
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHCOMM_WERROR=$werror
-cmake --build build -j "$(nproc)"
+# HCOMM_PRESET (CMakePresets.json): default builds build/, asan build-asan/, tsan build-tsan/.
+preset=${HCOMM_PRESET:-default}
+cmake --preset "$preset" -DHCOMM_WERROR=$werror
+cmake --build --preset "$preset" -j "$(nproc)"
