@@ -152,15 +152,24 @@ int hex_digit(char c) {
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-// HCOMM_SECRET; unset means all zeroes, which any client can present.
+// HCOMM_SECRET, which every rank must be given. Without it the job starts
+// only where HCOMM_INSECURE=1 says so: the secret is then all zeroes, which
+// any client knows.
 Secret secret_from_env(bool serves, const std::string& root_text) {
   const std::string text = settings::get_string("HCOMM_SECRET");
   Secret secret{};
   if (text.empty()) {
+    if (!settings::get_bool("HCOMM_INSECURE"))
+      HCOMM_THROW(HCOMM_ERR_CONFIG,
+                  "HCOMM_SECRET is not set: without the job's secret, any process that can reach the rendezvous at "
+                  "%s could join the job. Set HCOMM_SECRET to the same 32 random hex digits on every rank (e.g. "
+                  "od -An -N16 -tx1 /dev/urandom | tr -d ' \\n'; hcomm-run does this), launch under PMIx (mpirun, "
+                  "srun --mpi=pmix), or set HCOMM_INSECURE=1 to start without a secret",
+                  root_text.c_str());
     if (serves)
       HCOMM_WARN(NET,
-                 "HCOMM_SECRET is not set: the rendezvous at %s accepts any client that can reach it; set "
-                 "HCOMM_SECRET to 32 hex digits on every rank (hcomm-run does)",
+                 "HCOMM_SECRET is not set and HCOMM_INSECURE=1: the rendezvous at %s accepts any client that can "
+                 "reach it",
                  root_text.c_str());
     return secret;
   }

@@ -1,6 +1,7 @@
 // Bootstrap: who am I, how many, and an all-gather of small blobs before any
 // transport exists. Rank 0 (env) or the unique id's maker serves a small TCP
-// rendezvous; every client presents the job's 16-byte secret or is dropped.
+// rendezvous; every client proves that it knows the job's 16-byte secret (by
+// challenge and response: the secret never travels) or is dropped.
 // The connections stay open for the communicator's lifetime: the root tells
 // every rank when another one disappears, so a dead peer becomes an error on
 // the others whatever transport they use.
@@ -55,6 +56,10 @@ class Bootstrap {
   virtual int failed_peer() = 0;
   // Says goodbye (an orderly exit, not a failure) and closes.
   virtual void close() = 0;
+  // A key that only the ranks of this job can compute, and that never
+  // travels: a keyed hash of `context` under the job's secret. Ranks that
+  // pass the same context get the same key.
+  virtual std::array<uint8_t, 16> derive_key(const void* context, size_t len) const = 0;
 };
 
 }  // namespace hcomm::bootstrap

@@ -3,23 +3,33 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "core/common/log.hpp"
 
 namespace hcomm::bootstrap {
 
 RendezvousClient::RendezvousClient(const ClientOptions& options) : options_(options) {
-  int last_error = 0;
-  fd_ = connect_with_retry(options_.root, Deadline::after(options_.timeout_s), &last_error);
-  if (!fd_)
-    HCOMM_THROW(HCOMM_ERR_TIMEOUT,
-                "bootstrap: rank %d could not reach the rendezvous at %s within %g s (last attempt: %s); check the "
-                "address and that the process serving it runs",
-                options_.rank, options_.root_text.c_str(), options_.timeout_s, std::strerror(last_error));
-  const Hello hello{kHelloMagic,   kProtocolVersion, options_.secret,
-                    options_.rank, options_.nranks,  options_.hosts_rendezvous ? kHelloHostsRendezvous : 0};
-  send_bytes(&hello, sizeof hello, "hello");
+  const Deadline deadline = Deadline::after(options_.timeout_s);
+  auto pause = std::chrono::milliseconds(10);
+  for (int drops = 1; !try_join(deadline); ++drops) {
+    if (deadline.expired())
+      fail(HCOMM_ERR_TIMEOUT,
+           format("bootstrap: rank %d could not join the rendezvous at %s within %g s: it closed this rank's "
+                  "connection %d times before the handshake ended, as it does when too many unidentified "
+                  "connections wait (is something flooding it with connections?)",
+                  options_.rank, options_.root_text.c_str(), options_.timeout_s, drops));
+    HCOMM_DEBUG(INIT,
+                "bootstrap: the rendezvous at %s closed the connection of rank %d before admitting it; trying "
+                "again",
+                options_.root_text.c_str(), options_.rank);
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  }
   int32_t host_rank = -1;
   if (!decode_int(await(FrameType::kReady, "every rank to join"), &host_rank))
     fail(HCOMM_ERR_INTERNAL, "bootstrap: a malformed ready message from the rendezvous at " + options_.root_text);
@@ -27,6 +37,67 @@ RendezvousClient::RendezvousClient(const ClientOptions& options) : options_(opti
   joined_ = true;
   HCOMM_DEBUG(INIT, "bootstrap: rank %d of %d joined the rendezvous at %s", options_.rank, options_.nranks,
               options_.root_text.c_str());
+}
+
+bool RendezvousClient::try_join(const Deadline& deadline) {
+  int last_error = 0;
+  fd_ = connect_with_retry(options_.root, deadline, &last_error);
+  if (!fd_)
+    HCOMM_THROW(HCOMM_ERR_TIMEOUT,
+                "bootstrap: rank %d could not reach the rendezvous at %s within %g s (last attempt: %s); check the "
+                "address and that the process serving it runs",
+                options_.rank, options_.root_text.c_str(), options_.timeout_s, std::strerror(last_error));
+  reader_ = FrameReader(kMaxNoticeBytes);
+  try {
+    handshake();
+    return true;
+  } catch (const Error&) {
+    if (!dropped_) throw;  // refused, or the rendezvous failed its proof: trying again changes nothing
+    dropped_ = false;
+    error_.reset();
+    return false;
+  }
+}
+
+void RendezvousClient::handshake() {
+  Hello hello{.magic = kHelloMagic,
+              .version = kProtocolVersion,
+              .rank = options_.rank,
+              .nranks = options_.nranks,
+              .flags = options_.hosts_rendezvous ? kHelloHostsRendezvous : 0,
+              .reserved = 0,
+              .nonce = {}};
+  if (!auth::fresh_nonce(&hello.nonce))
+    fail(HCOMM_ERR_SYSTEM, format("bootstrap: getrandom() failed: %s", std::strerror(errno)));
+  send_bytes(&hello, sizeof hello, "hello");
+  const Bytes payload = await(FrameType::kChallenge, "the rendezvous's challenge");
+  Challenge challenge{};
+  if (payload.size() != sizeof challenge)
+    fail(HCOMM_ERR_INTERNAL, "bootstrap: a malformed challenge from the rendezvous at " + options_.root_text);
+  std::memcpy(&challenge, payload.data(), sizeof challenge);
+  auth::Mac expected{};
+  Proof proof{};
+  if (!root_proof(options_.secret, hello, challenge.nonce, &expected) ||
+      !rank_proof(options_.secret, hello, challenge.nonce, &proof))
+    fail(HCOMM_ERR_SYSTEM, "bootstrap: libcrypto failed to compute HMAC-SHA256");
+  if (!auth::same_mac(challenge.proof, expected))
+    fail(HCOMM_ERR_INVALID_ARGUMENT,
+         format("bootstrap: rank %d: the rendezvous at %s could not prove this job's secret: its unique id or "
+                "HCOMM_SECRET differs from this rank's (or another job's rendezvous listens there)",
+                options_.rank, options_.root_text.c_str()));
+  send_bytes(proof.data(), proof.size(), "proof of the job's secret");
+  await(FrameType::kWelcome, "admission to the job");
+  welcomed_ = true;
+}
+
+std::array<uint8_t, 16> RendezvousClient::derive_key(const void* context, size_t len) const {
+  auth::Mac mac{};
+  if (!auth::mac(options_.secret, {auth::label("hcomm communicator key"), {static_cast<const uint8_t*>(context), len}},
+                 &mac))
+    HCOMM_THROW(HCOMM_ERR_SYSTEM, "bootstrap: libcrypto failed to compute HMAC-SHA256");
+  std::array<uint8_t, 16> key{};
+  std::memcpy(key.data(), mac.data(), key.size());
+  return key;
 }
 
 void RendezvousClient::allgather(const void* mine, size_t len, void* all) {
@@ -43,7 +114,9 @@ void RendezvousClient::allgather(const void* mine, size_t len, void* all) {
   throw_if_broken();
   Bytes frame = encode_frame(FrameType::kContribute, mine, len);
   send_bytes(frame.data(), frame.size(), "allgather contribution");
+  reader_.set_max_length(std::max(total, kMaxNoticeBytes));
   Bytes gathered = await(FrameType::kGathered, "the other ranks' allgather contributions");
+  reader_.set_max_length(kMaxNoticeBytes);
   if (gathered.size() != total)
     fail(HCOMM_ERR_INTERNAL,
          format("bootstrap: the rendezvous at %s answered an allgather with %zu bytes, expected %zu",
@@ -101,8 +174,7 @@ Bytes RendezvousClient::await(FrameType expected, const char* waiting_for) {
         on_root_lost();
         break;
       case FrameReader::Status::kTooLong:
-        fail(HCOMM_ERR_INTERNAL,
-             "bootstrap: a message longer than the limit from the rendezvous at " + options_.root_text);
+        fail(HCOMM_ERR_INTERNAL, too_long());
       case FrameReader::Status::kWouldBlock:
         if (!wait_for(fd_.get(), POLLIN, deadline))
           fail(HCOMM_ERR_TIMEOUT,
@@ -123,13 +195,20 @@ void RendezvousClient::read_notices() {
         on_root_lost();
         break;
       case FrameReader::Status::kTooLong:
-        record(HCOMM_ERR_INTERNAL,
-               "bootstrap: a message longer than the limit from the rendezvous at " + options_.root_text);
+        record(HCOMM_ERR_INTERNAL, too_long());
         break;
       case FrameReader::Status::kWouldBlock:
         return;
     }
   }
+}
+
+std::string RendezvousClient::too_long() const {
+  return format(
+      "bootstrap: rank %d: the rendezvous at %s announced a message of %llu bytes where at most %zu are "
+      "due; refused without reading it",
+      options_.rank, options_.root_text.c_str(), static_cast<unsigned long long>(reader_.length()),
+      reader_.max_length());
 }
 
 void RendezvousClient::on_notice() {
@@ -157,6 +236,12 @@ void RendezvousClient::on_notice() {
 
 void RendezvousClient::on_root_lost() {
   fd_.reset();
+  if (!welcomed_) {
+    dropped_ = true;
+    return record(HCOMM_ERR_REMOTE,
+                  format("bootstrap: the rendezvous at %s closed the connection of rank %d before admitting it",
+                         options_.root_text.c_str(), options_.rank));
+  }
   if (!joined_)
     return record(
         HCOMM_ERR_REMOTE,

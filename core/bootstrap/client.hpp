@@ -26,8 +26,9 @@ struct ClientOptions {
 // Not thread-safe: one thread at a time uses a bootstrap.
 class RendezvousClient final : public Bootstrap {
  public:
-  // Connects (retrying until HCOMM_TIMEOUT while the root is not up yet),
-  // says hello and returns once every rank has joined.
+  // Connects (retrying until HCOMM_TIMEOUT while the root is not up yet, or
+  // drops the connection before admitting this rank), proves the job's
+  // secret and returns once every rank has joined.
   explicit RendezvousClient(const ClientOptions& options);
   // Without close() the connection drops without goodbye, and the other
   // ranks are told that this one failed: the right news when an exception
@@ -41,11 +42,17 @@ class RendezvousClient final : public Bootstrap {
   void barrier() override { allgather(nullptr, 0, nullptr); }
   int failed_peer() override;
   void close() override;
+  std::array<uint8_t, 16> derive_key(const void* context, size_t len) const override;
 
  private:
   // The root answers within its own deadline; the client waits a little
   // longer so that the root's message, which names the late ranks, wins.
   Deadline reply_deadline() const { return Deadline::after(options_.timeout_s + kReplyGraceS); }
+  // One attempt to be admitted: false when the root closed the connection
+  // before admitting or refusing this rank.
+  bool try_join(const Deadline& deadline);
+  // Hello, challenge, proofs and welcome (wire.hpp).
+  void handshake();
   // `what` names the message in errors ("hello", "allgather contribution").
   void send_bytes(const void* data, size_t len, const char* what);
   // Reads frames until one of type `expected`; notices on the way are recorded.
@@ -54,6 +61,8 @@ class RendezvousClient final : public Bootstrap {
   void read_notices();
   void on_notice();
   void on_root_lost();
+  // The error for a frame longer than the reader takes.
+  std::string too_long() const;
   void record(hcomm_result_t code, const std::string& text);
   [[noreturn]] void fail(hcomm_result_t code, const std::string& text);
   void throw_if_broken() const;
@@ -63,8 +72,10 @@ class RendezvousClient final : public Bootstrap {
 
   ClientOptions options_;
   Fd fd_;
-  FrameReader reader_{kMaxGatheredBytes};
-  bool joined_ = false;
+  FrameReader reader_{kMaxNoticeBytes};  // longer while an all-gather's result is due
+  bool welcomed_ = false;                // admitted by the root
+  bool dropped_ = false;                 // the root closed the connection before admitting or refusing
+  bool joined_ = false;                  // every rank was admitted
   int host_rank_ = -1;  // the rank whose process serves the rendezvous, or -1
   int failed_peer_ = -1;
   std::optional<Error> error_;  // once set, every call throws it

@@ -24,10 +24,23 @@ namespace hcomm::bootstrap {
 
 namespace {
 
-// How long a new connection may take to send its hello; a silent or slow
-// client holds only its own slot meanwhile.
+// How long a new connection may take to send its hello, and again its proof;
+// a silent or slow client holds only its own slot meanwhile.
 constexpr double kHelloTimeoutS = 2;
-constexpr size_t kMaxPendingClients = 128;
+// Connections not yet identified (their handshake is not complete) that the
+// service keeps, from one source address and in all. A newcomer beyond either
+// bound takes the place of the oldest one (a silent one before one that sent
+// its hello), so that idle clients cannot lock the ranks out; a rank dropped
+// so connects again.
+constexpr size_t kMaxPendingPerSource = 64;
+constexpr size_t kMaxPending = 256;
+// Connections accepted per wake-up: in between, the service reads what the
+// accepted ones sent, so that a rank's hello is read before newer
+// connections can push the rank out.
+constexpr int kAcceptsPerWake = 16;
+// With no descriptor left to accept a connection, and none to free: the
+// pause before the service tries again.
+constexpr double kAcceptPauseS = 0.1;
 // After an abort, the time left to deliver it before the connections close.
 constexpr double kAbortLingerS = 2;
 
@@ -51,13 +64,18 @@ std::string describe_ranks(const std::vector<int>& ranks, int nranks) {
   return format("%s %s of %d", ranks.size() == 1 ? "rank" : "ranks", list.c_str(), nranks);
 }
 
-// A connection that has not sent its whole hello yet.
+// A connection whose handshake is not complete: its hello, then (once
+// challenged) its proof.
 struct PendingClient {
   Fd fd;
+  Endpoint peer;
   std::string address;
   Deadline deadline;
   Hello hello{};
-  size_t got = 0;
+  bool challenged = false;
+  auth::Nonce nonce{};  // the root's, sent in the challenge
+  Proof proof{};
+  size_t got = 0;  // bytes of the hello, then of the proof
 };
 
 // A frame queued for one member; frames sent to many are shared.
@@ -113,7 +131,14 @@ class Rendezvous {
   int poll_timeout_ms() const;
 
   void accept_clients();
-  void read_hello(PendingClient& client);
+  // Makes room for one more unidentified connection from `source`.
+  void make_room(uint32_t source);
+  // Drops the oldest pending client for which `chosen` holds, a silent one
+  // first; false when there is none.
+  template <class Predicate>
+  bool evict_oldest(Predicate chosen);
+  void read_handshake(PendingClient& client);
+  void challenge(PendingClient& client);
   void admit(PendingClient& client);
   void refuse(PendingClient& client, const std::string& reason, bool tell_client);
   void learn_size(int nranks);
@@ -151,6 +176,7 @@ class Rendezvous {
   std::optional<Deadline> join_deadline_;
   std::optional<Deadline> round_deadline_;
   std::optional<Deadline> abort_deadline_;
+  std::optional<Deadline> accept_paused_;
   std::atomic<bool> linger_at_exit_{false};
 };
 
@@ -167,7 +193,8 @@ bool Rendezvous::serve_once() {
   std::vector<pollfd>& fds = poll_fds_;
   fds.clear();
   fds.push_back({wake_fd_, POLLIN, 0});
-  fds.push_back({listener_ ? listener_.get() : -1, POLLIN, 0});
+  if (accept_paused_ && accept_paused_->expired()) accept_paused_.reset();
+  fds.push_back({listener_ && !accept_paused_ ? listener_.get() : -1, POLLIN, 0});
   for (const PendingClient& c : pending_) fds.push_back({c.fd.get(), POLLIN, 0});
   const size_t polled_pending = pending_.size();
   const size_t polled_members = members_.size();
@@ -184,7 +211,7 @@ bool Rendezvous::serve_once() {
   const pollfd* pending_events = &fds[2];
   const pollfd* member_events = pending_events + polled_pending;
   for (size_t i = 0; i < polled_pending; ++i)
-    if (pending_events[i].revents && pending_[i].fd) read_hello(pending_[i]);
+    if (pending_events[i].revents && pending_[i].fd) read_handshake(pending_[i]);
   for (size_t r = 0; r < polled_members; ++r)
     if ((member_events[r].revents & ~POLLOUT) && members_[r].fd) read_frames(static_cast<int>(r));
   if (fds[1].revents && listener_) accept_clients();
@@ -208,43 +235,92 @@ int Rendezvous::poll_timeout_ms() const {
   consider(join_deadline_);
   consider(round_deadline_);
   consider(abort_deadline_);
+  consider(accept_paused_);
   return next ? Deadline(*next).poll_ms() : -1;
 }
 
 void Rendezvous::accept_clients() {
-  for (;;) {
+  for (int i = 0; i < kAcceptsPerWake; ++i) {
     Endpoint peer;
     Fd fd = accept_connection(listener_.get(), &peer);
     if (!fd) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: the oldest unidentified connection gives its own up.
+        if (evict_oldest([](const PendingClient&) { return true; })) continue;
+        accept_paused_ = Deadline::after(kAcceptPauseS);
+      }
       if (errno != EAGAIN && errno != EWOULDBLOCK)
-        HCOMM_WARN(NET, "bootstrap: the rendezvous at %s cannot accept a client: %s", options_.address.c_str(),
-                   std::strerror(errno));
+        HCOMM_WARN_LIMITED(NET, "bootstrap: the rendezvous at %s cannot accept a client: %s", options_.address.c_str(),
+                           std::strerror(errno));
       return;
     }
-    PendingClient client{std::move(fd), peer.to_string(), Deadline::after(hello_timeout_s_)};
-    if (pending_.size() >= kMaxPendingClients) {
-      refuse(client, "too many connections are waiting to send their hello", false);
-      continue;
-    }
-    pending_.push_back(std::move(client));
+    make_room(peer.ip);
+    pending_.push_back(PendingClient{std::move(fd), peer, peer.to_string(), Deadline::after(hello_timeout_s_)});
+    read_handshake(pending_.back());  // a rank's hello is often there already
   }
 }
 
-void Rendezvous::read_hello(PendingClient& client) {
-  auto* bytes = reinterpret_cast<uint8_t*>(&client.hello);
-  ptrdiff_t n = recv_some(client.fd.get(), bytes + client.got, sizeof client.hello - client.got);
-  if (n < 0) return refuse(client, "closed the connection before its hello", false);
-  client.got += static_cast<size_t>(n);
-  if (client.got == sizeof client.hello) admit(client);
+void Rendezvous::make_room(uint32_t source) {
+  auto from_source = [source](const PendingClient& c) { return c.peer.ip == source; };
+  auto open = [](const PendingClient& c) { return bool(c.fd); };
+  auto open_from_source = [&](const PendingClient& c) { return open(c) && from_source(c); };
+  if (static_cast<size_t>(std::count_if(pending_.begin(), pending_.end(), open_from_source)) >= kMaxPendingPerSource)
+    evict_oldest(from_source);
+  else if (static_cast<size_t>(std::count_if(pending_.begin(), pending_.end(), open)) >= kMaxPending)
+    evict_oldest([](const PendingClient&) { return true; });
 }
 
-void Rendezvous::admit(PendingClient& client) {
+template <class Predicate>
+bool Rendezvous::evict_oldest(Predicate chosen) {
+  // pending_ is in the order of arrival.
+  auto oldest = [&](bool silent_only) {
+    return std::find_if(pending_.begin(), pending_.end(),
+                        [&](const PendingClient& c) { return c.fd && chosen(c) && (!silent_only || !c.challenged); });
+  };
+  auto victim = oldest(true);
+  if (victim == pending_.end()) victim = oldest(false);
+  if (victim == pending_.end()) return false;
+  refuse(*victim, "dropped to make room for a newer connection: too many wait for their handshake", false);
+  return true;
+}
+
+void Rendezvous::read_handshake(PendingClient& client) {
+  uint8_t* into = client.challenged ? client.proof.data() : reinterpret_cast<uint8_t*>(&client.hello);
+  const size_t size = client.challenged ? sizeof client.proof : sizeof client.hello;
+  ptrdiff_t n = recv_some(client.fd.get(), into + client.got, size - client.got);
+  if (n < 0)
+    return refuse(
+        client, client.challenged ? "closed the connection before its proof" : "closed the connection before its hello",
+        false);
+  client.got += static_cast<size_t>(n);
+  if (client.got < size) return;
+  client.got = 0;
+  if (client.challenged) return admit(client);
+  challenge(client);
+}
+
+void Rendezvous::challenge(PendingClient& client) {
   const Hello& h = client.hello;
   if (h.magic != kHelloMagic) return refuse(client, "wrong magic (not an HComm bootstrap client)", false);
   if (h.version != kProtocolVersion)
     return refuse(client, format("protocol version %u, this rendezvous speaks %u", h.version, kProtocolVersion), true);
-  if (!secrets_equal(h.secret, options_.secret))
+  Challenge c{};
+  if (!auth::fresh_nonce(&c.nonce) || !root_proof(options_.secret, h, c.nonce, &c.proof))
+    return refuse(client, "no challenge could be made (getrandom or libcrypto failed)", false);
+  // The first bytes this service sends on the connection: an empty socket buffer takes them.
+  const Bytes frame = encode_frame(FrameType::kChallenge, &c, sizeof c);
+  if (send_some(client.fd.get(), frame.data(), frame.size()) != static_cast<ptrdiff_t>(frame.size()))
+    return refuse(client, "its connection did not take the challenge", false);
+  client.nonce = c.nonce;
+  client.challenged = true;
+  client.deadline = Deadline::after(hello_timeout_s_);
+}
+
+void Rendezvous::admit(PendingClient& client) {
+  const Hello& h = client.hello;
+  Proof expected{};
+  if (!rank_proof(options_.secret, h, client.nonce, &expected) || !auth::same_mac(client.proof, expected))
     return refuse(client, "wrong secret (its unique id or HCOMM_SECRET is not this job's)", true);
   if (options_.nranks > 0 && h.nranks != options_.nranks)
     return refuse(client, format("it names a job of %d ranks, this job has %d", h.nranks, options_.nranks), true);
@@ -259,13 +335,14 @@ void Rendezvous::admit(PendingClient& client) {
   m.fd = std::move(client.fd);
   m.address = client.address;
   m.hosts_rendezvous = (h.flags & kHelloHostsRendezvous) != 0;
+  m.out.push_back({std::make_shared<const Bytes>(encode_frame(FrameType::kWelcome, nullptr, 0)), 0});
   HCOMM_DEBUG(INIT, "bootstrap: rank %d joined from %s", h.rank, m.address.c_str());
   if (++joined_ == options_.nranks) form_job();
 }
 
 void Rendezvous::refuse(PendingClient& client, const std::string& reason, bool tell_client) {
-  HCOMM_WARN(NET, "bootstrap: the rendezvous at %s refused a client from %s: %s", options_.address.c_str(),
-             client.address.c_str(), reason.c_str());
+  HCOMM_WARN_LIMITED(NET, "bootstrap: the rendezvous at %s refused a client from %s: %s", options_.address.c_str(),
+                     client.address.c_str(), reason.c_str());
   if (tell_client) {
     // Best effort: the frame is small enough for an empty socket buffer.
     Bytes frame = encode_error_frame(FrameType::kReject, HCOMM_ERR_INVALID_ARGUMENT,
@@ -280,6 +357,9 @@ void Rendezvous::refuse(PendingClient& client, const std::string& reason, bool t
 void Rendezvous::learn_size(int nranks) {
   options_.nranks = nranks;
   members_.resize(static_cast<size_t>(nranks));
+  // A contribution as long as every rank's together may be: no member makes
+  // this service allocate more than one all-gather's result.
+  for (Member& m : members_) m.reader.set_max_length(std::min(kMaxBlobBytes, kMaxGatheredBytes / members_.size()));
   join_deadline_ = Deadline::after(options_.timeout_s);
 }
 
@@ -304,7 +384,11 @@ void Rendezvous::read_frames(int rank) {
       case FrameReader::Status::kClosed:
         return member_lost(rank, "closed its connection without goodbye");
       case FrameReader::Status::kTooLong:
-        return member_lost(rank, "broke the protocol (a frame longer than the limit)");
+        return member_lost(
+            rank, format("broke the protocol (a frame of %llu bytes, at most %zu are allowed per rank "
+                         "in a job of %d)",
+                         static_cast<unsigned long long>(m.reader.length()), m.reader.max_length(), options_.nranks)
+                      .c_str());
       case FrameReader::Status::kFrame:
         if (!on_frame(rank)) return;
         break;
@@ -453,7 +537,8 @@ void Rendezvous::abort(hcomm_result_t code, const std::string& text) {
 
 void Rendezvous::check_deadlines() {
   for (PendingClient& c : pending_)
-    if (c.fd && c.deadline.expired()) refuse(c, format("sent no hello within %g s", hello_timeout_s_), false);
+    if (c.fd && c.deadline.expired())
+      refuse(c, format("sent no %s within %g s", c.challenged ? "proof" : "hello", hello_timeout_s_), false);
   std::erase_if(pending_, [](const PendingClient& c) { return !c.fd; });
   auto ranks_where = [this](auto predicate) {
     std::vector<int> ranks;

@@ -39,6 +39,22 @@ bool decode_error(const Bytes& payload, hcomm_result_t* code, std::string* text)
   return true;
 }
 
+namespace {
+
+bool proof(const char* role, const Secret& secret, const Hello& hello, const auth::Nonce& root_nonce, auth::Mac* out) {
+  return auth::mac(secret, {auth::label(role), auth::bytes_of(hello), root_nonce}, out);
+}
+
+}  // namespace
+
+bool root_proof(const Secret& secret, const Hello& hello, const auth::Nonce& root_nonce, auth::Mac* out) {
+  return proof("hcomm bootstrap root", secret, hello, root_nonce, out);
+}
+
+bool rank_proof(const Secret& secret, const Hello& hello, const auth::Nonce& root_nonce, auth::Mac* out) {
+  return proof("hcomm bootstrap rank", secret, hello, root_nonce, out);
+}
+
 bool secrets_equal(const Secret& a, const Secret& b) {
   volatile uint8_t difference = 0;
   for (size_t i = 0; i < a.size(); ++i) difference = difference | (a[i] ^ b[i]);

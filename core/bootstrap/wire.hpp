@@ -1,5 +1,12 @@
-// The rendezvous protocol. A client opens with a fixed-size Hello; after
-// that both directions carry frames (a header, then `length` bytes):
+// The rendezvous protocol. The job's secret never travels: both sides prove
+// it by challenge and response (hcomm/plugin/auth.hpp):
+//
+//   client -> root   Hello (fixed size: rank, job size, a fresh nonce)
+//   root -> client   kChallenge (the root's fresh nonce and its proof)
+//   client -> root   Proof (fixed size: the client's proof)
+//   root -> client   kWelcome (admitted), or kReject
+//
+// After that both directions carry frames (a header, then `length` bytes):
 //
 //   client -> root   kContribute (its allgather blob), kGoodbye
 //   root -> client   kReady (every rank joined; payload: the rank whose
@@ -8,6 +15,10 @@
 //                    connection closed without goodbye), kAbort (the job
 //                    cannot go on: code and text), kReject (the hello was
 //                    refused: code and text; the connection then closes)
+//
+// A root with too many unidentified connections closes the oldest without a
+// word; a client whose connection closes before kWelcome or kReject tries
+// again, until its deadline.
 //
 // Integers travel in the byte order of the hosts (the magic tells a peer of
 // the other order apart); one job runs on hosts of one kind.
@@ -20,31 +31,52 @@
 #include <vector>
 
 #include "core/bootstrap/bootstrap.hpp"
+#include "hcomm/plugin/auth.hpp"
 #include "hcomm/types.h"
 
 namespace hcomm::bootstrap {
 
 constexpr uint32_t kHelloMagic = 0x48434254;  // "HCBT"
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;
 constexpr int kMaxRanks = 1 << 20;
 // Bootstrap blobs are small (addresses, topology descriptions): the limits
 // keep a corrupted length from making a peer allocate without bound.
 constexpr size_t kMaxBlobBytes = size_t{16} << 20;
 constexpr size_t kMaxGatheredBytes = size_t{1} << 30;
+// Every other frame (challenge, notices, errors with their text) is shorter.
+constexpr size_t kMaxNoticeBytes = 4096;
 
 // Set in Hello::flags by a client whose process also runs the rendezvous
 // service, so that the others can name that rank when the service dies.
 constexpr uint32_t kHelloHostsRendezvous = 1;
 
+namespace auth = plugin::auth;
+
 struct Hello {
   uint32_t magic;
   uint32_t version;
-  Secret secret;
   int32_t rank;
   int32_t nranks;
   uint32_t flags;
+  uint32_t reserved;
+  auth::Nonce nonce;
 };
-static_assert(sizeof(Hello) == 36, "the hello is part of the protocol");
+static_assert(sizeof(Hello) == 40, "the hello is part of the protocol");
+
+// The payload of kChallenge.
+struct Challenge {
+  auth::Nonce nonce;
+  auth::Mac proof;  // root_proof()
+};
+static_assert(sizeof(Challenge) == 48, "the challenge is part of the protocol");
+
+// The client's answer to the challenge: rank_proof().
+using Proof = auth::Mac;
+
+// The proofs of the two sides, over the client's hello and the root's nonce.
+// False only when libcrypto fails.
+bool root_proof(const Secret& secret, const Hello& hello, const auth::Nonce& root_nonce, auth::Mac* out);
+bool rank_proof(const Secret& secret, const Hello& hello, const auth::Nonce& root_nonce, auth::Mac* out);
 
 enum class FrameType : uint32_t {
   kContribute = 1,
@@ -54,6 +86,8 @@ enum class FrameType : uint32_t {
   kPeerFailed = 5,
   kAbort = 6,
   kReject = 7,
+  kChallenge = 8,
+  kWelcome = 9,
 };
 
 struct FrameHeader {
@@ -81,11 +115,16 @@ class FrameReader {
  public:
   enum class Status { kFrame, kWouldBlock, kClosed, kTooLong };
 
+  // Frames longer than `max_length` are refused before anything is allocated.
   explicit FrameReader(size_t max_length) : max_length_(max_length) {}
+  void set_max_length(size_t max_length) { max_length_ = max_length; }
+  size_t max_length() const { return max_length_; }
   // Reads what the socket holds, never past the end of the current frame.
-  // After kFrame, type() and payload() describe it until the next call.
+  // After kFrame, type() and payload() describe it until the next call;
+  // after kTooLong, length() is the length the header announced.
   Status read(int fd);
   FrameType type() const { return static_cast<FrameType>(header_.type); }
+  uint64_t length() const { return header_.length; }
   const Bytes& payload() const { return payload_; }
   Bytes take_payload() { return std::move(payload_); }
 

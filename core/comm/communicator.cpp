@@ -53,7 +53,7 @@ bool host_oversubscribed(int ranks_here, const bootstrap::Locality& job) {
 constexpr double kOversubscribedSyncUs = 3.0;
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 
-std::array<uint8_t, 16> random_key() {
+std::array<uint8_t, 16> random_bytes() {
   std::array<uint8_t, 16> key{};
   if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size()))
     HCOMM_THROW(HCOMM_ERR_SYSTEM, "getrandom failed: %s", strerror(errno));
@@ -202,11 +202,12 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
       oversubscribed_(host_oversubscribed(
           static_cast<int>(topology_.host_ranks(topology_.host_of().at(rank_)).size()), bootstrap_->locality())) {
   log::set_rank(rank_);
-  // Rank 0's random key authenticates this communicator's transport connections.
-  std::array<uint8_t, 16> key = random_key();
-  std::vector<uint8_t> keys(key.size() * size_);
-  bootstrap_->allgather(key.data(), key.size(), keys.data());
-  std::copy(keys.begin(), keys.begin() + key.size(), key.begin());
+  // The key that authenticates this communicator's transport connections:
+  // derived from the job's secret and rank 0's fresh nonce, so it never travels.
+  const std::array<uint8_t, 16> nonce = random_bytes();
+  std::vector<uint8_t> nonces(nonce.size() * size_);
+  bootstrap_->allgather(nonce.data(), nonce.size(), nonces.data());
+  const std::array<uint8_t, 16> key = bootstrap_->derive_key(nonces.data(), nonce.size());
 
   peers_ = std::make_unique<Peers>(*bootstrap_, key, topology_, config_);
   links_ = std::make_unique<Links>(*peers_, rank_);

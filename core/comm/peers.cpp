@@ -76,7 +76,12 @@ Peers::Peers(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& com
     for (int r = 0; r < size_; ++r)
       for (size_t t = 0; t < nt; ++t) {
         const auto* slot = reinterpret_cast<const AddressSlot*>(addresses_.data() + r * record + t * sizeof(AddressSlot));
-        if (nets_[t]->transport->name() != slot->transport || slot->len > sizeof slot->blob)
+        if (slot->len > sizeof slot->blob)
+          HCOMM_THROW(HCOMM_ERR_REMOTE,
+                      "rank %d gave a %s address of %u bytes; an address has at most %zu: does every rank run the "
+                      "same HComm?",
+                      r, nets_[t]->transport->name().c_str(), slot->len, sizeof slot->blob);
+        if (nets_[t]->transport->name() != slot->transport)
           HCOMM_THROW(HCOMM_ERR_CONFIG,
                       "rank %d offers transport '%.31s' where this rank offers '%s': HCOMM_TRANSPORTS and "
                       "HCOMM_PLUGIN_PATH must be the same on every rank",

@@ -25,7 +25,17 @@ void set_rank(int rank);                       // shown in the prefix once known
     if (::hcomm::log::enabled((level), (subsys)))                                 \
       ::hcomm::log::write((level), (subsys), ::hcomm::format(__VA_ARGS__));       \
   } while (0)
+// HCOMM_LOG through a LogLimiter of this call site: for lines that a peer can
+// trigger without limit.
+#define HCOMM_LOG_LIMITED(level, subsys, ...)                                             \
+  do {                                                                                    \
+    static ::hcomm::plugin::LogLimiter hcomm_limiter_;                                    \
+    std::string hcomm_note_;                                                              \
+    if (::hcomm::log::enabled((level), (subsys)) && hcomm_limiter_.admit(&hcomm_note_))   \
+      ::hcomm::log::write((level), (subsys), ::hcomm::format(__VA_ARGS__) + hcomm_note_); \
+  } while (0)
 #define HCOMM_WARN(subsys, ...) HCOMM_LOG(HCOMM_LOG_WARN, ::hcomm::log::subsys, __VA_ARGS__)
+#define HCOMM_WARN_LIMITED(subsys, ...) HCOMM_LOG_LIMITED(HCOMM_LOG_WARN, ::hcomm::log::subsys, __VA_ARGS__)
 #define HCOMM_INFO(subsys, ...) HCOMM_LOG(HCOMM_LOG_INFO, ::hcomm::log::subsys, __VA_ARGS__)
 #define HCOMM_DEBUG(subsys, ...) HCOMM_LOG(HCOMM_LOG_DEBUG, ::hcomm::log::subsys, __VA_ARGS__)
 #define HCOMM_TRACE(subsys, ...) HCOMM_LOG(HCOMM_LOG_TRACE, ::hcomm::log::subsys, __VA_ARGS__)

@@ -48,7 +48,12 @@ std::vector<Decl> core_settings() {
       d("HCOMM_ROOT", HCOMM_SETTING_STRING, "", "Rendezvous address host:port that rank 0 serves."),
       d("HCOMM_ROOT_FD", HCOMM_SETTING_INT, "-1",
         "A socket already listening on HCOMM_ROOT's port that rank 0 takes over (set by hcomm-run)."),
-      d("HCOMM_SECRET", HCOMM_SETTING_STRING, "", "The job's secret (32 hex digits) that rendezvous clients present."),
+      d("HCOMM_SECRET", HCOMM_SETTING_STRING, "",
+        "The job's secret (32 hex digits) that rendezvous clients prove they know; required by HCOMM_ROOT "
+        "launches (hcomm-run sets it)."),
+      d("HCOMM_INSECURE", HCOMM_SETTING_BOOL, "0",
+        "1: a HCOMM_ROOT launch without HCOMM_SECRET starts anyway, and any process that reaches the rendezvous "
+        "can join the job."),
       d("HCOMM_BOOTSTRAP_ADDR", HCOMM_SETTING_STRING, "",
         "IPv4 address the rendezvous of hcomm_get_unique_id listens on; empty: the first non-loopback one."),
       d("HCOMM_BOOTSTRAP", HCOMM_SETTING_STRING, "auto",

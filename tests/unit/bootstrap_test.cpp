@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -24,9 +25,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/bootstrap/root_service.hpp"
 #include "core/bootstrap/socket.hpp"
 #include "core/bootstrap/unique_id.hpp"
+#include "core/bootstrap/wire.hpp"
 #include "core/common/error.hpp"
+#include "tests/unit/recording_proxy.hpp"
 
 namespace hcomm::bootstrap {
 namespace {
@@ -59,8 +63,9 @@ void expect_error_in_child(hcomm_result_t code, const std::string& needle, const
 
 // The launcher variables must not leak into a job from the shell that runs the tests.
 void clear_job_environment() {
-  for (const char* name : {"HCOMM_RANK", "HCOMM_SIZE", "HCOMM_ROOT", "HCOMM_SECRET", "OMPI_COMM_WORLD_RANK",
-                           "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS"})
+  for (const char* name :
+       {"HCOMM_RANK", "HCOMM_SIZE", "HCOMM_ROOT", "HCOMM_SECRET", "HCOMM_INSECURE", "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS"})
     ::unsetenv(name);
 }
 
@@ -311,7 +316,7 @@ TEST(Bootstrap, StrangersAreRefusedWhileTheJobGoesOn) {
       encode_unique_id(tampered, &wrong_secret_id);
       // Answered at once although the silent client has not sent its hello.
       const auto start = Clock::now();
-      expect_error_in_child(HCOMM_ERR_INVALID_ARGUMENT, "refused rank 1: wrong secret",
+      expect_error_in_child(HCOMM_ERR_INVALID_ARGUMENT, "could not prove this job's secret",
                             [&] { Bootstrap::from_unique_id(wrong_secret_id, 2, 1); });
       check(seconds_since(start) < 1, format("the refusal took %.3f s", seconds_since(start)));
       expect_error_in_child(HCOMM_ERR_INVALID_ARGUMENT, "rank 1 has joined already",
@@ -335,7 +340,7 @@ TEST(Bootstrap, StrangersAreRefusedWhileTheJobGoesOn) {
   expect_all_exited_cleanly(results);
   const std::string& log = results[0].log;
   const std::string who = "refused a client from 127.0.0.1:";
-  EXPECT_TRUE(has_line_with(log, {"WARN", who, "wrong secret"})) << log;
+  EXPECT_TRUE(has_line_with(log, {"WARN", who, "closed the connection before its proof"})) << log;
   EXPECT_TRUE(has_line_with(log, {"WARN", who, "wrong magic"})) << log;
   EXPECT_TRUE(has_line_with(log, {"WARN", who, "sent no hello within 2 s"})) << log;
   EXPECT_TRUE(has_line_with(log, {"WARN", who, "rank 1 has joined already"})) << log;
@@ -443,19 +448,173 @@ TEST(Bootstrap, EnvironmentRendezvousWithLauncherVariables) {
   EXPECT_FALSE(has_line_with(results[0].log, {"HCOMM_SECRET is not set"})) << results[0].log;
 }
 
-TEST(Bootstrap, EnvironmentWithoutSecretWarns) {
+TEST(Bootstrap, EnvironmentWithoutSecretRefusesUnlessInsecure) {
   const std::string root = "127.0.0.1:" + std::to_string(free_loopback_port());
   auto results = Job(1, {.maker = -1}).run([&root](int, const hcomm_unique_id_t&) {
     ::setenv("HCOMM_ROOT", root.c_str(), 1);
     ::setenv("HCOMM_RANK", "0", 1);
     ::setenv("HCOMM_SIZE", "1", 1);
+    expect_error_in_child(HCOMM_ERR_CONFIG, "HCOMM_SECRET is not set: without the job's secret, any process",
+                          [] { Bootstrap::from_env(); });
+    ::setenv("HCOMM_INSECURE", "1", 1);
     auto bs = Bootstrap::from_env();
     check_allgathers(*bs, 100000, 1);
     bs->close();
   });
   expect_all_exited_cleanly(results);
-  EXPECT_TRUE(has_line_with(results[0].log, {"WARN", "HCOMM_SECRET is not set", "accepts any client"}))
+  EXPECT_TRUE(has_line_with(results[0].log, {"HCOMM_SECRET is not set and HCOMM_INSECURE=1", "accepts any client"}))
       << results[0].log;
+}
+
+// A rendezvous of this process for a job of `nranks`, with a chosen secret,
+// as a second run of a job with the same HCOMM_SECRET would have.
+Endpoint serve_rendezvous(const Secret& secret, int nranks) {
+  Fd listener = listen_on(Endpoint{htonl(INADDR_LOOPBACK), 0});
+  const Endpoint at = local_endpoint(listener.get());
+  start_root_service(std::move(listener), RootOptions{secret, nranks, 5, at.to_string()});
+  return at;
+}
+
+hcomm_unique_id_t id_for(const Endpoint& root, const Secret& secret) {
+  hcomm_unique_id_t id;
+  encode_unique_id(UniqueId{root, secret}, &id);
+  return id;
+}
+
+// What a rendezvous answers to `bytes` sent at once: the frames it sends
+// until it closes the connection (or 3 s pass).
+std::vector<std::pair<FrameType, Bytes>> answer_to(const Endpoint& root, const std::vector<uint8_t>& bytes) {
+  int err = 0;
+  Fd fd = connect_with_retry(root, Deadline::after(2), &err);
+  check(bool(fd), "cannot connect to the rendezvous");
+  check(send_all(fd.get(), bytes.data(), bytes.size(), Deadline::after(2)) == IoStatus::kDone, "send failed");
+  std::vector<std::pair<FrameType, Bytes>> frames;
+  FrameReader reader(kMaxGatheredBytes);
+  const Deadline limit = Deadline::after(3);
+  while (wait_for(fd.get(), POLLIN, limit) && !limit.expired()) {
+    FrameReader::Status status = reader.read(fd.get());
+    if (status == FrameReader::Status::kFrame) frames.emplace_back(reader.type(), reader.take_payload());
+    if (status == FrameReader::Status::kClosed || status == FrameReader::Status::kTooLong) break;
+  }
+  return frames;
+}
+
+TEST(Bootstrap, ReplayedHandshakeIsRefused) {
+  auto results = Job(1, {.maker = -1}).run([](int, const hcomm_unique_id_t&) {
+    const Secret secret{7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    // Yesterday's run of a one-rank job, its handshake recorded on the way.
+    const Endpoint yesterday = serve_rendezvous(secret, 1);
+    std::vector<uint8_t> recorded;
+    {
+      test::RecordingProxy proxy(yesterday);
+      auto bs = Bootstrap::from_unique_id(id_for(proxy.address(), secret), 1, 0);
+      bs->barrier();
+      recorded = proxy.recorded();
+      bs->close();
+    }
+    check(!recorded.empty(), "nothing was recorded");
+    // Today's run with the same secret: the recorded bytes, replayed, are refused.
+    const Endpoint today = serve_rendezvous(secret, 1);
+    bool rejected = false;
+    for (const auto& [type, payload] : answer_to(today, recorded)) {
+      check(type != FrameType::kReady && type != FrameType::kGathered,
+            format("the replayed handshake was admitted (frame type %u)", static_cast<unsigned>(type)));
+      hcomm_result_t code;
+      std::string text;
+      if (type == FrameType::kReject && decode_error(payload, &code, &text))
+        rejected = text.find("refused rank 0: wrong secret") != std::string::npos;
+    }
+    check(rejected, "the replayed handshake was not refused for its proof");
+    // The real rank still joins.
+    auto bs = Bootstrap::from_unique_id(id_for(today, secret), 1, 0);
+    check_allgathers(*bs, 13, 1);
+    bs->close();
+  });
+  expect_all_exited_cleanly(results);
+  EXPECT_TRUE(has_line_with(results[0].log, {"WARN", "refused a client from 127.0.0.1:", "wrong secret"}))
+      << results[0].log;
+}
+
+// A listener that plays the rendezvous without the job's secret: it answers
+// whatever it reads with `answer`, and records what the rank sent.
+class FakeRoot {
+ public:
+  explicit FakeRoot(Bytes answer)
+      : listener_(listen_on(Endpoint{htonl(INADDR_LOOPBACK), 0})),
+        answer_(std::move(answer)),
+        thread_([this] { serve(); }) {}
+  ~FakeRoot() { thread_.join(); }
+  Endpoint address() const { return local_endpoint(listener_.get()); }
+  // What the rank sent, once it closed the connection.
+  const std::vector<uint8_t>& received() const { return received_; }
+
+ private:
+  void serve() {
+    Endpoint peer;
+    Fd client;
+    const Deadline limit = Deadline::after(5);
+    while (!client && wait_for(listener_.get(), POLLIN, limit) && !limit.expired())
+      client = accept_connection(listener_.get(), &peer);
+    bool answered = false;
+    uint8_t buffer[4096];
+    while (client && wait_for(client.get(), POLLIN, limit) && !limit.expired()) {
+      ptrdiff_t n = recv_some(client.get(), buffer, sizeof buffer);
+      if (n < 0) break;
+      received_.insert(received_.end(), buffer, buffer + n);
+      if (n > 0 && !answered)
+        answered = send_all(client.get(), answer_.data(), answer_.size(), limit) == IoStatus::kDone;
+    }
+  }
+
+  Fd listener_;
+  Bytes answer_;
+  std::vector<uint8_t> received_;
+  std::thread thread_;
+};
+
+bool contains(const std::vector<uint8_t>& haystack, const Secret& needle) {
+  return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end()) != haystack.end();
+}
+
+TEST(Bootstrap, RendezvousWithoutTheSecretIsRefusedAndLearnsNothing) {
+  auto results = Job(1, {.maker = -1, .timeout_s = 2}).run([](int, const hcomm_unique_id_t&) {
+    const Secret secret{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6};
+    // A challenge frame of the right length whose proof is made up.
+    std::vector<uint8_t> made_up(48, 0x5a);
+    FakeRoot fake(encode_frame(static_cast<FrameType>(8), made_up.data(), made_up.size()));
+    expect_error_in_child(HCOMM_ERR_INVALID_ARGUMENT, "could not prove this job's secret",
+                          [&] { Bootstrap::from_unique_id(id_for(fake.address(), secret), 2, 1); });
+    ::usleep(100000);  // the fake root reads the close
+    check(!contains(fake.received(), secret), "the rank sent the job's secret to a rendezvous that did not prove it");
+  });
+  expect_all_exited_cleanly(results);
+}
+
+// The largest resident size this process has had, in bytes.
+size_t peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+TEST(Bootstrap, OversizedFrameFromTheRendezvousIsRefusedWithoutAllocating) {
+  auto results = Job(1, {.maker = -1, .timeout_s = 2}).run([](int, const hcomm_unique_id_t&) {
+    constexpr uint64_t kAnnounced = uint64_t{512} << 20;
+    const FrameHeader header{static_cast<uint32_t>(FrameType::kReject), 0, kAnnounced};
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&header);
+    FakeRoot fake(Bytes(bytes, bytes + sizeof header));
+    const size_t before = peak_resident_bytes();
+    const auto start = Clock::now();
+    expect_error_in_child(
+        HCOMM_ERR_INTERNAL,
+        format("announced a message of %llu bytes where at most", static_cast<unsigned long long>(kAnnounced)),
+        [&] { Bootstrap::from_unique_id(id_for(fake.address(), Secret{1}), 2, 1); });
+    check(seconds_since(start) < 1, format("the error came after %.3f s", seconds_since(start)));
+    check(peak_resident_bytes() < before + (64 << 20),
+          format("the peak resident size grew from %zu to %zu bytes", before, peak_resident_bytes()));
+  });
+  expect_all_exited_cleanly(results);
 }
 
 TEST(Bootstrap, EnvironmentErrorsNameTheVariable) {

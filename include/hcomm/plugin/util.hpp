@@ -3,9 +3,12 @@
 // services. Plugins never link the core.
 #pragma once
 
+#include <chrono>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -39,6 +42,47 @@ inline std::string format(const char* fmt, ...) {
   out.resize(static_cast<size_t>(n));
   return out;
 }
+
+// Bounds what one call site logs where a peer can make it log without limit
+// (a flood of connections, each refused with a warning): of each interval,
+// the first `burst` lines go out and the rest are only counted; the next line
+// that goes out says how many were left out. Thread-safe.
+class LogLimiter {
+ public:
+  explicit LogLimiter(int burst = 5, std::chrono::seconds interval = std::chrono::seconds(10))
+      : burst_(burst), interval_(interval) {}
+
+  // Whether this line goes out; if so, *note is what to append to it (empty,
+  // or the count of lines left out before it, or that the next ones are).
+  bool admit(std::string* note) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - window_start_ >= interval_) {
+      window_start_ = now;
+      in_window_ = 0;
+    }
+    if (++in_window_ > burst_) {
+      ++suppressed_;
+      return false;
+    }
+    note->clear();
+    if (suppressed_ > 0)
+      *note = format(" (%llu more like this were not logged)", static_cast<unsigned long long>(suppressed_));
+    suppressed_ = 0;
+    if (in_window_ == burst_)
+      *note += format(" (more like this in the next %lld s are counted, not logged)",
+                      static_cast<long long>(interval_.count()));
+    return true;
+  }
+
+ private:
+  const int burst_;
+  const std::chrono::seconds interval_;
+  std::mutex mutex_;
+  std::chrono::steady_clock::time_point window_start_{};
+  int in_window_ = 0;
+  uint64_t suppressed_ = 0;
+};
 
 // The services the core handed to init, kept per plugin (one per .so).
 class Services {
@@ -94,3 +138,12 @@ hcomm_result_t boundary(const Services& services, F&& body) noexcept {
 }  // namespace hcomm::plugin
 
 #define HCOMM_PLUGIN_THROW(code, ...) throw ::hcomm::plugin::Error((code), ::hcomm::plugin::format(__VA_ARGS__))
+
+// services.log of a formatted line, through a LogLimiter of this call site.
+#define HCOMM_PLUGIN_LOG_LIMITED(services, level, subsys, ...)                               \
+  do {                                                                                       \
+    static ::hcomm::plugin::LogLimiter hcomm_limiter_;                                       \
+    std::string hcomm_note_;                                                                 \
+    if ((services).enabled((level), (subsys)) && hcomm_limiter_.admit(&hcomm_note_))         \
+      (services).log((level), (subsys), ::hcomm::plugin::format(__VA_ARGS__) + hcomm_note_); \
+  } while (0)

@@ -12,19 +12,15 @@ using plugin::format;
 
 namespace {
 
-// A connecting rank sends its hello right after connecting: a socket silent
-// this long is not one of ours.
+// A connecting rank sends its hello right after connecting, and its proof
+// right after the challenge: a socket silent this long is not one of ours.
 constexpr std::chrono::seconds kHelloDeadline{5};
 constexpr int kAcceptsPerEvent = 64;
 
-bool same_key(const uint8_t* a, const uint8_t* b, size_t n) {
-  uint8_t diff = 0;  // constant time: the comparison does not tell how much matched
-  for (size_t i = 0; i < n; ++i) diff |= a[i] ^ b[i];
-  return diff == 0;
-}
-
 }  // namespace
 
+// An accepted socket until its handshake ends: its hello, then (once
+// challenged) its proof.
 class Acceptor::PendingHello final : public EventHandler {
  public:
   PendingHello(Acceptor& acceptor, Socket socket, const InetAddress& from)
@@ -35,22 +31,38 @@ class Acceptor::PendingHello final : public EventHandler {
 
   void on_events(uint32_t) override {
     if (!socket_.valid()) return;
-    auto* base = reinterpret_cast<std::byte*>(&hello_);
-    iovec iov{base + done_, sizeof hello_ - done_};
+    auto* base = challenged_ ? reinterpret_cast<std::byte*>(proof_.data()) : reinterpret_cast<std::byte*>(&hello_);
+    const size_t size = challenged_ ? sizeof proof_ : sizeof hello_;
+    iovec iov{base + done_, size - done_};
     IoResult r = socket_.recv({&iov, 1});
-    if (r.eof) return acceptor_.drop(*this, "it closed before saying hello");
+    if (r.eof)
+      return acceptor_.drop(*this, challenged_ ? "it closed during the handshake" : "it closed before saying hello");
     if (r.error) {
       if (!r.would_block()) acceptor_.drop(*this, std::strerror(r.error));
       return;
     }
     done_ += r.bytes;
-    if (done_ == sizeof hello_) acceptor_.admit(*this);
+    if (done_ < size) return;
+    done_ = 0;
+    if (challenged_) return acceptor_.admit(*this);
+    acceptor_.challenge(*this);
+  }
+
+  // The first bytes sent on the socket: an empty socket buffer takes them.
+  bool send_challenge(const wire::Challenge& challenge) {
+    iovec iov{const_cast<wire::Challenge*>(&challenge), sizeof challenge};
+    if (socket_.send({&iov, 1}).bytes != sizeof challenge) return false;
+    nonce_ = challenge.nonce;
+    challenged_ = true;
+    return true;
   }
 
   bool finished() const { return !socket_.valid(); }
   Clock::time_point deadline() const { return deadline_; }
   const InetAddress& from() const { return from_; }
   const wire::Hello& hello() const { return hello_; }
+  const wire::auth::Nonce& nonce() const { return nonce_; }
+  const wire::Proof& proof() const { return proof_; }
 
   // Unregisters the socket and gives it away (an empty one, once finished).
   Socket release() {
@@ -64,7 +76,10 @@ class Acceptor::PendingHello final : public EventHandler {
   InetAddress from_;
   Clock::time_point deadline_;
   wire::Hello hello_{};
-  size_t done_ = 0;
+  bool challenged_ = false;
+  wire::auth::Nonce nonce_{};  // the acceptor's, sent in the challenge
+  wire::Proof proof_{};
+  size_t done_ = 0;  // bytes of the hello, then of the proof
 };
 
 Acceptor::Acceptor(Net& net, const InetAddress& where)
@@ -93,17 +108,16 @@ void Acceptor::on_events(uint32_t) {
     if (!socket.valid()) {
       if (error == EAGAIN || error == EWOULDBLOCK) return;
       if (error == ECONNABORTED || error == EINTR || error == EPROTO) continue;  // that client gave up
-      if (!warned_accept_)
-        net_.log(HCOMM_LOG_WARN,
-                 format("tcp: cannot accept connections on %s: %s", address_.str().c_str(), std::strerror(error)));
-      warned_accept_ = true;
+      HCOMM_PLUGIN_LOG_LIMITED(net_.services(), HCOMM_LOG_WARN, "NET", "tcp: cannot accept connections on %s: %s",
+                               address_.str().c_str(), std::strerror(error));
       return;
     }
     try {
       socket.set_nodelay();
       pending_.push_back(std::make_unique<PendingHello>(*this, std::move(socket), from));
     } catch (const plugin::Error& e) {
-      net_.log(HCOMM_LOG_WARN, format("tcp: dropped connection from %s: %s", from.str().c_str(), e.what()));
+      HCOMM_PLUGIN_LOG_LIMITED(net_.services(), HCOMM_LOG_WARN, "NET", "tcp: dropped connection from %s: %s",
+                               from.str().c_str(), e.what());
     }
   }
 }
@@ -123,8 +137,20 @@ std::optional<Clock::time_point> Acceptor::next_deadline() const {
   return next;
 }
 
-void Acceptor::admit(PendingHello& pending) {
+void Acceptor::challenge(PendingHello& pending) {
   if (auto why = refusal(pending.hello())) return drop(pending, *why);
+  wire::Challenge challenge{};
+  if (!wire::auth::fresh_nonce(&challenge.nonce) ||
+      !wire::acceptor_proof(net_.key(), pending.hello(), challenge.nonce, net_.rank(), &challenge.proof))
+    return drop(pending, "no challenge could be made (getrandom or libcrypto failed)");
+  if (!pending.send_challenge(challenge)) drop(pending, "its socket did not take the challenge");
+}
+
+void Acceptor::admit(PendingHello& pending) {
+  wire::Proof expected{};
+  if (!wire::initiator_proof(net_.key(), pending.hello(), pending.nonce(), &expected) ||
+      !wire::auth::same_mac(pending.proof(), expected))
+    return drop(pending, "it did not prove the communicator's key");
   int rank = pending.hello().rank;
   int index = pending.hello().socket_index;
   Socket socket = pending.release();
@@ -137,7 +163,6 @@ void Acceptor::admit(PendingHello& pending) {
 std::optional<std::string> Acceptor::refusal(const wire::Hello& hello) const {
   if (hello.magic != wire::kHelloMagic || hello.version != wire::kVersion)
     return format("not an HComm tcp hello of wire version %u", wire::kVersion);
-  if (!same_key(hello.comm_key, net_.key().data(), sizeof hello.comm_key)) return "wrong communicator key";
   if (hello.rank < 0 || hello.rank >= net_.nranks())
     return format("it claims rank %d, outside the communicator of %d ranks", hello.rank, net_.nranks());
   if (hello.rank >= net_.rank())
@@ -147,7 +172,8 @@ std::optional<std::string> Acceptor::refusal(const wire::Hello& hello) const {
 
 void Acceptor::drop(PendingHello& pending, const std::string& why) {
   pending.release();
-  net_.log(HCOMM_LOG_WARN, format("tcp: dropped connection from %s: %s", pending.from().str().c_str(), why.c_str()));
+  HCOMM_PLUGIN_LOG_LIMITED(net_.services(), HCOMM_LOG_WARN, "NET", "tcp: dropped connection from %s: %s",
+                           pending.from().str().c_str(), why.c_str());
 }
 
 }  // namespace hcomm::tcp

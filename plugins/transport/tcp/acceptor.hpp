@@ -1,8 +1,9 @@
 // The accepting side of a net: the listening socket, and accepted sockets
-// until their hello says who they are. A hello with the wrong communicator
-// key (or none within a deadline) drops the socket with a warning naming the
-// remote address; a good one goes to the endpoint of its rank, or waits for
-// that endpoint to be created.
+// until their handshake (wire.hpp) says who they are. A socket that does not
+// prove the communicator's key, or not within a deadline, is dropped with a
+// warning naming the remote address (rate-limited: a flood of them writes a
+// few lines); a good one goes to the endpoint of its rank, or waits for that
+// endpoint to be created.
 #pragma once
 
 #include <memory>
@@ -42,6 +43,9 @@ class Acceptor final : public EventHandler {
  private:
   class PendingHello;
 
+  // After the hello: the challenge, or a refusal.
+  void challenge(PendingHello& pending);
+  // After the proof: the socket goes to its endpoint, or is dropped.
   void admit(PendingHello& pending);
   std::optional<std::string> refusal(const wire::Hello& hello) const;
   void drop(PendingHello& pending, const std::string& why);
@@ -51,7 +55,6 @@ class Acceptor final : public EventHandler {
   InetAddress address_;
   std::vector<std::unique_ptr<PendingHello>> pending_;
   std::unordered_map<int, std::vector<Arrival>> early_;  // by rank
-  bool warned_accept_ = false;
 };
 
 }  // namespace hcomm::tcp

@@ -1,11 +1,11 @@
 #include "config.hpp"
 
+#include "wire.hpp"
+
 namespace hcomm::tcp {
 
 namespace {
 
-// The piece length field of the wire header is 32 bits wide.
-constexpr uint64_t kMaxSplitBytes = 1ull << 30;
 constexpr uint64_t kMaxSockbuf = 1ull << 30;
 
 }  // namespace
@@ -19,7 +19,7 @@ Config Config::read(const plugin::Services& services) {
   c.nsocks = static_cast<int>(nsocks);
 
   c.split_bytes = services.setting_size("HCOMM_TCP_SPLIT_BYTES");
-  if (c.split_bytes < 1 || c.split_bytes > kMaxSplitBytes)
+  if (c.split_bytes < 1 || c.split_bytes > wire::kMaxEagerBytes)
     HCOMM_PLUGIN_THROW(HCOMM_ERR_CONFIG, "HCOMM_TCP_SPLIT_BYTES=%s: give a size from 1 to 1G",
                        services.setting("HCOMM_TCP_SPLIT_BYTES").c_str());
 

@@ -58,8 +58,10 @@ void Connection::handle(uint32_t events) {
       return finish_connect();
     case State::kSendHello:
       return send_hello();
-    case State::kRecvHello:
-      return recv_hello();
+    case State::kRecvChallenge:
+      return recv_challenge();
+    case State::kSendProof:
+      return send_proof();
     case State::kReady:
       break;
     default:
@@ -112,63 +114,81 @@ void Connection::connect_failed(int error) {
 
 void Connection::adopt(Socket socket) {
   socket_ = std::move(socket);
-  start_hello();
+  became_ready();
 }
 
 void Connection::start_hello() {
-  const Net& net = endpoint_.net();
   hello_ = wire::Hello{.magic = wire::kHelloMagic,
                        .version = wire::kVersion,
                        .socket_index = static_cast<uint16_t>(index_),
-                       .rank = net.rank(),
+                       .rank = endpoint_.net().rank(),
                        .reserved = 0,
-                       .comm_key = {}};
-  std::memcpy(hello_.comm_key, net.key().data(), sizeof hello_.comm_key);
-  hello_done_ = 0;
+                       .nonce = {}};
+  if (!wire::auth::fresh_nonce(&hello_.nonce))
+    throw LinkError(format("handshake: getrandom() failed: %s", std::strerror(errno)));
+  handshake_done_ = 0;
   state_ = State::kSendHello;
   send_hello();
 }
 
-void Connection::send_hello() {
-  const auto* base = reinterpret_cast<const std::byte*>(&hello_);
-  iovec iov = span_of(base + hello_done_, sizeof hello_ - hello_done_);
+bool Connection::send_handshake(const void* message, size_t size) {
+  iovec iov = span_of(static_cast<const std::byte*>(message) + handshake_done_, size - handshake_done_);
   IoResult r = socket_.send({&iov, 1});
   if (r.error && !r.would_block()) throw LinkError(format("handshake failed: %s", std::strerror(r.error)));
-  hello_done_ += r.bytes;
-  if (hello_done_ < sizeof hello_) return watch();
-  if (!endpoint_.initiator()) return became_ready();
-  hello_done_ = 0;
-  state_ = State::kRecvHello;
-  watch();
+  handshake_done_ += r.bytes;
+  if (handshake_done_ < size) {
+    watch();
+    return false;
+  }
+  handshake_done_ = 0;
+  return true;
 }
 
-void Connection::recv_hello() {
-  auto* base = reinterpret_cast<std::byte*>(&hello_);
-  iovec iov = span_of(base + hello_done_, sizeof hello_ - hello_done_);
+bool Connection::recv_handshake(void* message, size_t size) {
+  iovec iov = span_of(static_cast<std::byte*>(message) + handshake_done_, size - handshake_done_);
   IoResult r = socket_.recv({&iov, 1});
   if (r.eof)
     throw LinkError(
         "the listener closed the connection during the handshake (a listener of another "
         "communicator, or not an HComm tcp listener)");
   if (r.error) {
-    if (r.would_block()) return;
+    if (r.would_block()) return false;
     throw LinkError(format("handshake failed: %s", std::strerror(r.error)));
   }
-  hello_done_ += r.bytes;
-  if (hello_done_ < sizeof hello_) return;
-  check_reply();
-  became_ready();
+  handshake_done_ += r.bytes;
+  if (handshake_done_ < size) return false;
+  handshake_done_ = 0;
+  return true;
 }
 
-void Connection::check_reply() const {
+void Connection::send_hello() {
+  if (!send_handshake(&hello_, sizeof hello_)) return;
+  state_ = State::kRecvChallenge;
+  watch();
+}
+
+void Connection::recv_challenge() {
+  if (!recv_handshake(&challenge_, sizeof challenge_)) return;
+  check_challenge();
+  state_ = State::kSendProof;
+  send_proof();
+}
+
+void Connection::check_challenge() {
   const Net& net = endpoint_.net();
-  if (hello_.magic != wire::kHelloMagic || hello_.version != wire::kVersion)
-    throw LinkError(format("handshake: the listener is not an HComm tcp listener of wire version %u", wire::kVersion));
-  if (std::memcmp(hello_.comm_key, net.key().data(), sizeof hello_.comm_key) != 0)
-    throw LinkError("handshake: the listener belongs to another communicator");
-  if (hello_.rank != endpoint_.peer_rank() || hello_.socket_index != index_)
-    throw LinkError(format("handshake: the listener answered as rank %d socket %u, expected rank %d socket %d",
-                           hello_.rank, hello_.socket_index, endpoint_.peer_rank(), index_));
+  wire::auth::Mac expected{};
+  if (!wire::acceptor_proof(net.key(), hello_, challenge_.nonce, endpoint_.peer_rank(), &expected) ||
+      !wire::initiator_proof(net.key(), hello_, challenge_.nonce, &proof_))
+    throw LinkError("handshake: libcrypto failed to compute HMAC-SHA256");
+  if (!wire::auth::same_mac(challenge_.proof, expected))
+    throw LinkError(
+        format("handshake: the listener did not prove this communicator's key as rank %d (a listener of "
+               "another communicator, or of another rank)",
+               endpoint_.peer_rank()));
+}
+
+void Connection::send_proof() {
+  if (send_handshake(proof_.data(), proof_.size())) became_ready();
 }
 
 void Connection::became_ready() {
@@ -247,7 +267,12 @@ void Connection::read_pieces() {
     std::array<iovec, 2> iov;
     size_t count = 0;
     auto* header = reinterpret_cast<std::byte*>(&rx_header_);
-    if (rx_ == Rx::kPayload) {
+    if (rx_ == Rx::kPayload && !rx_message_->dest) {
+      // A dropped message's bytes go to a scratch buffer, the next header only once they are all read.
+      const size_t left = rx_piece_.length - rx_done_;
+      iov[count++] = span_of(discard_.data(), std::min(left, discard_.size()));
+      if (left <= discard_.size()) iov[count++] = span_of(header, sizeof rx_header_);
+    } else if (rx_ == Rx::kPayload) {
       iov[count++] = span_of(rx_message_->dest + rx_piece_.offset + rx_done_, rx_piece_.length - rx_done_);
       iov[count++] = span_of(header, sizeof rx_header_);
     } else {
@@ -341,9 +366,10 @@ void Connection::watch() {
   switch (state_) {
     case State::kConnecting:
     case State::kSendHello:
+    case State::kSendProof:
       events = EPOLLOUT;
       break;
-    case State::kRecvHello:
+    case State::kRecvChallenge:
       events = EPOLLIN;
       break;
     case State::kReady:

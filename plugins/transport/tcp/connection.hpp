@@ -2,6 +2,7 @@
 // hello exchange), the pieces it writes and the pieces it reads.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -37,7 +38,7 @@ class Connection final : public EventHandler {
   void start_connect();
   bool retry_due(Clock::time_point now) const { return state_ == State::kRetryWait && now >= retry_at_; }
   std::optional<Clock::time_point> retry_time() const;
-  // Accepting side: the socket whose hello named this connection; answers it.
+  // Accepting side: the socket whose handshake named this connection.
   void adopt(Socket socket);
 
   bool has_socket() const { return socket_.valid(); }
@@ -56,16 +57,23 @@ class Connection final : public EventHandler {
   void on_events(uint32_t events) override;
 
  private:
-  enum class State { kIdle, kRetryWait, kConnecting, kSendHello, kRecvHello, kReady, kClosed };
+  // The connecting side goes through the handshake (wire.hpp); the
+  // accepting side's Acceptor has done it before adopt.
+  enum class State { kIdle, kRetryWait, kConnecting, kSendHello, kRecvChallenge, kSendProof, kReady, kClosed };
   enum class Rx { kHeader, kPayload };
 
   void handle(uint32_t events);
   void finish_connect();
   void connect_failed(int error);
   void start_hello();
+  // Moves what is left of a handshake message; true once all of it moved.
+  bool send_handshake(const void* message, size_t size);
+  bool recv_handshake(void* message, size_t size);
   void send_hello();
-  void recv_hello();
-  void check_reply() const;
+  void recv_challenge();
+  // Checks the acceptor's proof and makes this side's.
+  void check_challenge();
+  void send_proof();
   void became_ready();
 
   void refill();
@@ -88,7 +96,9 @@ class Connection final : public EventHandler {
   Clock::time_point retry_at_{};
   std::chrono::milliseconds backoff_{1};
   wire::Hello hello_{};
-  size_t hello_done_ = 0;
+  wire::Challenge challenge_{};
+  wire::Proof proof_{};
+  size_t handshake_done_ = 0;  // bytes of the current handshake message moved
 
   std::deque<OutPiece> tx_;
   size_t tx_bytes_ = 0;      // header and payload bytes queued
@@ -101,6 +111,7 @@ class Connection final : public EventHandler {
   wire::PieceHeader rx_piece_{};  // the piece being read
   InMessage* rx_message_ = nullptr;
   uint64_t rx_done_ = 0;  // payload bytes of rx_piece_ read
+  std::array<std::byte, 4096> discard_;  // where the bytes of a dropped message are read
 };
 
 }  // namespace hcomm::tcp

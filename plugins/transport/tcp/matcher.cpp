@@ -34,6 +34,11 @@ InMessage& Matcher::resolve(const wire::PieceHeader& piece) {
   if (it == messages_.end()) {
     if (piece.seq < next_seq_)
       throw LinkError(format("protocol error: a piece of message %llu came after the whole message", ull(piece.seq)));
+    if (piece.total > wire::kMaxEagerBytes)
+      throw LinkError(
+          format("protocol error: message %llu of %llu bytes came unannounced; above %llu bytes a message "
+                 "must be announced",
+                 ull(piece.seq), ull(piece.total), ull(wire::kMaxEagerBytes)));
     return first_seen(piece, false);
   }
   InMessage& message = *it->second;
@@ -120,7 +125,9 @@ void Matcher::attach(InMessage& message, Request& recv) {
   if (!fits(message, recv)) {
     message.dropped = true;
     if (message.arrived) return finish(message);
-    if (!message.held.data()) hold(message);
+    // The rest is read and thrown away (no destination): nothing is held for it.
+    message.held.reset();
+    message.dest = nullptr;
     if (message.rendezvous) clear(message);  // the data still comes, to be dropped
     return;
   }

@@ -29,7 +29,7 @@ struct InMessage {
   uint64_t seq = 0;
   uint64_t tag = 0;
   uint64_t total = 0;
-  std::byte* dest = nullptr;  // where its bytes land: the receive's buffer, or `held`
+  std::byte* dest = nullptr;  // where its bytes land: the receive's buffer, `held`, or nowhere once dropped
   PooledBuffer held;          // while no receive has taken it
   uint64_t received = 0;
   uint64_t extent = 0;      // end of the furthest byte written so far

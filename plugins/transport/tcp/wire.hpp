@@ -3,15 +3,20 @@
 // hosts only, and the assertion below keeps it honest.
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <type_traits>
+
+#include "hcomm/plugin/auth.hpp"
 
 namespace hcomm::tcp::wire {
 
 static_assert(std::endian::native == std::endian::little, "the tcp wire format is little-endian");
 
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
+
+namespace auth = plugin::auth;
 
 // The address blob a rank publishes: where to connect, and what scoring needs.
 struct AddressBlob {
@@ -25,17 +30,46 @@ struct AddressBlob {
 };
 inline constexpr uint32_t kAddressMagic = 0x41544348;  // "HCTA"
 
-// The first bytes on every socket, both ways: the initiator sends its hello,
-// the acceptor checks it and answers with its own.
+// The handshake, the first bytes on every socket. The communicator's key
+// never travels: each side proves it over the other's fresh nonce.
+//
+//   initiator -> acceptor   Hello
+//   acceptor -> initiator   Challenge (its nonce, acceptor_proof)
+//   initiator -> acceptor   Proof (initiator_proof)
 struct Hello {
   uint32_t magic;  // kHelloMagic
   uint16_t version;
   uint16_t socket_index;  // which of the pair's sockets this is
-  int32_t rank;           // the sender's rank
+  int32_t rank;           // the initiator's rank
   uint32_t reserved;
-  uint8_t comm_key[16];
+  auth::Nonce nonce;  // the initiator's
 };
 inline constexpr uint32_t kHelloMagic = 0x48544348;  // "HCTH"
+
+struct Challenge {
+  auth::Nonce nonce;  // the acceptor's
+  auth::Mac proof;    // acceptor_proof
+};
+
+using Proof = auth::Mac;
+
+// The acceptor's proof names its rank, so that an initiator also learns that
+// it reached the rank it meant to; the initiator's covers its hello (rank and
+// socket index). False only when libcrypto fails.
+inline bool acceptor_proof(const std::array<uint8_t, 16>& key, const Hello& hello, const auth::Nonce& acceptor_nonce,
+                           int32_t acceptor_rank, auth::Mac* out) {
+  return auth::mac(
+      key, {auth::label("hcomm tcp acceptor"), auth::bytes_of(hello), acceptor_nonce, auth::bytes_of(acceptor_rank)},
+      out);
+}
+inline bool initiator_proof(const std::array<uint8_t, 16>& key, const Hello& hello, const auth::Nonce& acceptor_nonce,
+                            auth::Mac* out) {
+  return auth::mac(key, {auth::label("hcomm tcp initiator"), auth::bytes_of(hello), acceptor_nonce}, out);
+}
+
+// The largest message sent unannounced, as one piece (HCOMM_TCP_SPLIT_BYTES's
+// upper bound): a receiver holds no more for a message nobody asked for yet.
+inline constexpr uint64_t kMaxEagerBytes = uint64_t{1} << 30;
 
 // A message up to HCOMM_TCP_SPLIT_BYTES goes at once, as one kData piece. A
 // larger one is announced (kRts); once its receive is posted the receiver
@@ -60,6 +94,7 @@ struct PieceHeader {
 
 static_assert(sizeof(AddressBlob) == 24 && std::is_trivially_copyable_v<AddressBlob>);
 static_assert(sizeof(Hello) == 32 && std::is_trivially_copyable_v<Hello>);
+static_assert(sizeof(Challenge) == 48 && std::is_trivially_copyable_v<Challenge>);
 static_assert(sizeof(PieceHeader) == 40 && std::is_trivially_copyable_v<PieceHeader>);
 
 }  // namespace hcomm::tcp::wire

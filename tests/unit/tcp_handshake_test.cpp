@@ -1,0 +1,126 @@
+// The tcp transport's handshake as an eavesdropper sees it: two nets of one
+// communicator in this process, rank 0's connection to rank 1 recorded by a
+// relay on the way, and the recorded bytes replayed to rank 1.
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <array>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/bootstrap/socket.hpp"
+#include "core/transport/transport.hpp"
+#include "plugins/transport/tcp/wire.hpp"
+#include "tests/unit/recording_proxy.hpp"
+
+namespace hcomm {
+namespace {
+
+using bootstrap::Deadline;
+
+// Calls `step` until it returns true; false after `seconds`.
+bool poll_until(double seconds, const std::function<bool()>& step) {
+  const Deadline limit = Deadline::after(seconds);
+  while (!limit.expired())
+    if (step()) return true;
+  return false;
+}
+
+class TcpPair : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::setenv("HCOMM_TCP_IF_ADDR", "127.0.0.1", 1);
+    tcp_ = transport::allowed("tcp").transports.at(0);
+    for (int rank = 0; rank < 2; ++rank) {
+      hcomm_transport_open_args_t args{.size = sizeof args, .rank = rank, .nranks = 2, .comm_key = {}};
+      std::memcpy(args.comm_key, key_.data(), key_.size());
+      tcp_->check(api().open(tcp_->ctx(), &args, &nets_[rank]), "open");
+      size_t len = sizeof addresses_[rank];
+      tcp_->check(api().address(nets_[rank], &addresses_[rank], &len), "address");
+    }
+  }
+  void TearDown() override {
+    for (void* net : nets_)
+      if (net) api().close(net);
+  }
+
+  const hcomm_transport_v1_t& api() const { return tcp_->iface(); }
+  void progress_both() {
+    for (void* net : nets_) tcp_->check(api().progress(net), "progress");
+  }
+  bool ready(void* ep) {
+    int ready = 0;
+    tcp_->check(api().ep_ready(ep, &ready), "ep_ready");
+    return ready != 0;
+  }
+  bootstrap::Endpoint listener_of(int rank) const {
+    return bootstrap::Endpoint{addresses_[rank].ip, addresses_[rank].port};
+  }
+
+  transport::Transport* tcp_ = nullptr;
+  const std::array<uint8_t, 16> key_{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3};
+  std::array<void*, 2> nets_{};
+  std::array<tcp::wire::AddressBlob, 2> addresses_{};
+};
+
+TEST_F(TcpPair, ReplayedHandshakeIsRefused) {
+  // Rank 0 (the lower rank connects) reaches rank 1 through the relay.
+  test::RecordingProxy proxy(listener_of(1));
+  tcp::wire::AddressBlob via_proxy = addresses_[1];
+  via_proxy.ip = proxy.address().ip;
+  via_proxy.port = proxy.address().port;
+  void* ep01 = nullptr;
+  void* ep10 = nullptr;
+  tcp_->check(api().connect(nets_[0], 1, &via_proxy, sizeof via_proxy, &ep01), "connect");
+  tcp_->check(api().connect(nets_[1], 0, &addresses_[0], sizeof addresses_[0], &ep10), "connect");
+  ASSERT_TRUE(poll_until(5, [&] {
+    progress_both();
+    return ready(ep01) && ready(ep10);
+  })) << "the pair did not connect";
+  const std::vector<uint8_t> recorded = proxy.recorded();
+  ASSERT_FALSE(recorded.empty());
+
+  // The recorded bytes, replayed to rank 1's listener, are dropped.
+  ::testing::internal::CaptureStderr();
+  int err = 0;
+  bootstrap::Fd replay = bootstrap::connect_with_retry(listener_of(1), Deadline::after(2), &err);
+  ASSERT_TRUE(replay) << std::strerror(err);
+  ASSERT_EQ(bootstrap::send_all(replay.get(), recorded.data(), recorded.size(), Deadline::after(2)),
+            bootstrap::IoStatus::kDone);
+  bool closed = poll_until(3, [&] {
+    progress_both();
+    uint8_t sink[256];
+    return bootstrap::wait_for(replay.get(), POLLIN, Deadline::after(0.01)) &&
+           bootstrap::recv_some(replay.get(), sink, sizeof sink) < 0;
+  });
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(closed) << "rank 1 kept the replayed connection open";
+  EXPECT_NE(log.find("did not prove the communicator's key"), std::string::npos) << log;
+
+  // The real pair still delivers.
+  const uint64_t sent = 0x1234567890abcdefull;
+  uint64_t got = 0;
+  void* send = nullptr;
+  void* recv = nullptr;
+  bool send_done = false, recv_done = false;
+  auto finished = [&](void* request) {
+    int done = 0;
+    size_t bytes = 0;
+    tcp_->check(api().test(request, &done, &bytes), "test");
+    return done != 0;
+  };
+  ASSERT_TRUE(poll_until(5, [&] {
+    progress_both();
+    if (!recv) tcp_->check(api().irecv(ep10, &got, sizeof got, 7, &recv), "irecv");
+    if (!send) tcp_->check(api().isend(ep01, &sent, sizeof sent, 7, &send), "isend");
+    send_done = send_done || (send && finished(send));
+    recv_done = recv_done || (recv && finished(recv));
+    return send_done && recv_done;
+  }));
+  EXPECT_EQ(got, sent);
+}
+
+}  // namespace
+}  // namespace hcomm
