@@ -41,6 +41,8 @@ class RendezvousClient final : public Bootstrap {
   void barrier() override { allgather(nullptr, 0, nullptr); }
   int failed_peer() override;
   void close() override;
+  void report_stall(const std::vector<int>& waits_on, double judge_after_s) override;
+  std::optional<std::vector<int>> held_up_by() override;
 
  private:
   // The root answers within its own deadline; the client waits a little
@@ -67,6 +69,7 @@ class RendezvousClient final : public Bootstrap {
   bool joined_ = false;
   int host_rank_ = -1;  // the rank whose process serves the rendezvous, or -1
   int failed_peer_ = -1;
+  std::optional<std::vector<int>> held_up_by_;  // the root's answer to a stall report
   std::optional<Error> error_;  // once set, every call throws it
   bool closed_ = false;
 };

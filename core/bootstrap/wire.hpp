@@ -1,13 +1,18 @@
 // The rendezvous protocol. A client opens with a fixed-size Hello; after
 // that both directions carry frames (a header, then `length` bytes):
 //
-//   client -> root   kContribute (its allgather blob), kGoodbye
+//   client -> root   kContribute (its allgather blob), kGoodbye, kStalled
+//                    (a call of this rank made no progress: milliseconds
+//                    before the root judges, then the ranks it waits on;
+//                    none: it moves again)
 //   root -> client   kReady (every rank joined; payload: the rank whose
 //                    process serves the rendezvous, or -1), kGathered (the
 //                    blobs of all ranks in rank order), kPeerFailed (a rank's
 //                    connection closed without goodbye), kAbort (the job
 //                    cannot go on: code and text), kReject (the hello was
-//                    refused: code and text; the connection then closes)
+//                    refused: code and text; the connection then closes),
+//                    kHeldUpBy (the ranks that the stalled rank's waits lead
+//                    to, which wait on nobody)
 //
 // Integers travel in the byte order of the hosts (the magic tells a peer of
 // the other order apart); one job runs on hosts of one kind.
@@ -54,6 +59,8 @@ enum class FrameType : uint32_t {
   kPeerFailed = 5,
   kAbort = 6,
   kReject = 7,
+  kStalled = 8,
+  kHeldUpBy = 9,
 };
 
 struct FrameHeader {
@@ -71,6 +78,9 @@ Bytes encode_int_frame(FrameType type, int32_t value);
 Bytes encode_error_frame(FrameType type, hcomm_result_t code, const std::string& text);
 // Decoders return false when the payload has the wrong size.
 bool decode_int(const Bytes& payload, int32_t* value);
+// kStalled and kHeldUpBy: a list of integers.
+Bytes encode_ints_frame(FrameType type, const std::vector<int32_t>& values);
+bool decode_ints(const Bytes& payload, std::vector<int32_t>* values);
 bool decode_error(const Bytes& payload, hcomm_result_t* code, std::string* text);
 
 // Compares secrets in time that does not depend on where they differ.
