@@ -52,7 +52,7 @@ extern "C" {
 
 HCOMM_API int hcomm_plugin_count(void) {
   try {
-    return static_cast<int>(plugin::discovered().size());
+    return static_cast<int>(plugin::load_all().size());
   } catch (const std::exception& e) {
     set_last_error(e.what());
     return 0;
@@ -61,7 +61,7 @@ HCOMM_API int hcomm_plugin_count(void) {
 
 HCOMM_API hcomm_result_t hcomm_plugin_get(int index, hcomm_plugin_desc_t* desc) {
   return c_boundary([&] {
-    const auto& all = plugin::discovered();
+    const auto& all = plugin::load_all();
     if (!desc || index < 0 || static_cast<size_t>(index) >= all.size())
       HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "hcomm_plugin_get: index %d outside 0..%zu, or desc is NULL", index,
                   all.size() ? all.size() - 1 : 0);
@@ -83,7 +83,7 @@ HCOMM_API hcomm_result_t hcomm_plugin_get(int index, hcomm_plugin_desc_t* desc) 
 
 HCOMM_API int hcomm_setting_count(void) {
   try {
-    plugin::discovered();  // plugins declare their settings when loaded
+    plugin::load_all();  // plugins declare their settings when loaded
     return static_cast<int>(settings::all().size());
   } catch (const std::exception& e) {
     set_last_error(e.what());
@@ -107,6 +107,20 @@ HCOMM_API hcomm_result_t hcomm_setting_get(int index, hcomm_setting_desc_t* desc
                                  .owner = d.owner.c_str()};
     return HCOMM_SUCCESS;
   });
+}
+
+HCOMM_API const char* hcomm_setting_accepted(int index) {
+  try {
+    const auto& all = settings::all();
+    if (index < 0 || static_cast<size_t>(index) >= all.size()) {
+      set_last_error(format("hcomm_setting_accepted: index %d outside 0..%zu", index, all.size() ? all.size() - 1 : 0));
+      return nullptr;
+    }
+    return keep(settings::accepted(all[index]));
+  } catch (const std::exception& e) {
+    set_last_error(e.what());
+    return nullptr;
+  }
 }
 
 }  // extern "C"

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,17 @@ class Bootstrap {
   // travels: a keyed hash of `context` under the job's secret. Ranks that
   // pass the same context get the same key.
   virtual std::array<uint8_t, 16> derive_key(const void* context, size_t len) const = 0;
+  // A call of this rank has made no progress for a while: it waits on these
+  // peers (none: it moves again). After `judge_after_s` the rendezvous
+  // follows the waits from rank to rank to those that wait on nobody and
+  // tells this rank, so that a rank that stopped is named by every rank it
+  // holds up, not only by those that wait on it directly. Bootstraps without
+  // a rendezvous ignore it.
+  virtual void report_stall(const std::vector<int>& waits_on, double judge_after_s) {
+    (void)waits_on, (void)judge_after_s;
+  }
+  // The ranks the rendezvous found holding this rank up, once it has judged.
+  virtual std::optional<std::vector<int>> held_up_by() { return std::nullopt; }
 };
 
 }  // namespace hcomm::bootstrap

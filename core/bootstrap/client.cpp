@@ -129,6 +129,21 @@ int RendezvousClient::failed_peer() {
   return failed_peer_;
 }
 
+void RendezvousClient::report_stall(const std::vector<int>& waits_on, double judge_after_s) {
+  if (closed_ || error_ || !fd_) return;
+  held_up_by_.reset();
+  std::vector<int32_t> payload;
+  if (!waits_on.empty()) payload.push_back(static_cast<int32_t>(judge_after_s * 1000));
+  payload.insert(payload.end(), waits_on.begin(), waits_on.end());
+  Bytes frame = encode_ints_frame(FrameType::kStalled, payload);
+  send_bytes(frame.data(), frame.size(), "stall report");
+}
+
+std::optional<std::vector<int>> RendezvousClient::held_up_by() {
+  if (!closed_ && !error_) read_notices();
+  return held_up_by_;
+}
+
 void RendezvousClient::close() {
   if (closed_) return;
   closed_ = true;
@@ -226,6 +241,12 @@ void RendezvousClient::on_notice() {
     case FrameType::kReject:
       if (!decode_error(reader_.payload(), &code, &text)) break;
       return record(code, text);
+    case FrameType::kHeldUpBy: {
+      std::vector<int32_t> ranks;
+      if (!decode_ints(reader_.payload(), &ranks)) break;
+      held_up_by_.emplace(ranks.begin(), ranks.end());
+      return;
+    }
     default:
       break;
   }

@@ -43,6 +43,8 @@ class RendezvousClient final : public Bootstrap {
   int failed_peer() override;
   void close() override;
   std::array<uint8_t, 16> derive_key(const void* context, size_t len) const override;
+  void report_stall(const std::vector<int>& waits_on, double judge_after_s) override;
+  std::optional<std::vector<int>> held_up_by() override;
 
  private:
   // The root answers within its own deadline; the client waits a little
@@ -78,6 +80,7 @@ class RendezvousClient final : public Bootstrap {
   bool joined_ = false;                  // every rank was admitted
   int host_rank_ = -1;  // the rank whose process serves the rendezvous, or -1
   int failed_peer_ = -1;
+  std::optional<std::vector<int>> held_up_by_;  // the root's answer to a stall report
   std::optional<Error> error_;  // once set, every call throws it
   bool closed_ = false;
 };

@@ -96,6 +96,11 @@ struct Member {
   bool write_shut = false;  // after an abort: our side is closed, theirs drains
   bool contributed = false;
   Bytes blob;
+  // Stall reports: the ranks this member's stalled call waits on, and when
+  // to tell it which ranks hold it up.
+  std::vector<int> waits_on;
+  std::optional<Deadline> judge_at;
+  bool holds_up_others = false;  // named by a judgement: not waited for at exit
 };
 
 // The protocol state of one job: admission, all-gather rounds, failure
@@ -157,6 +162,12 @@ class Rendezvous {
   void flush(int rank);
   void abort(hcomm_result_t code, const std::string& text);
   void check_deadlines();
+  void on_stall_report(int rank, const Bytes& payload);
+  // The ranks that `rank`'s waits lead to, from stalled rank to stalled rank,
+  // which wait on nobody: stopped, or not in the call the others wait in.
+  std::vector<int> holding_up(int rank) const;
+  // Whether a member that the job's end should wait for is still connected.
+  bool waiting_for_members() const;
   void update_linger();
 
   Fd listener_;
@@ -221,9 +232,13 @@ bool Rendezvous::serve_once() {
 }
 
 bool Rendezvous::finished() const {
-  bool any_open = std::any_of(members_.begin(), members_.end(), [](const Member& m) { return bool(m.fd); });
-  if (aborting()) return !any_open || abort_deadline_->expired();
-  return formed_ && !any_open;
+  if (aborting()) return !waiting_for_members() || abort_deadline_->expired();
+  return formed_ && !waiting_for_members();
+}
+
+bool Rendezvous::waiting_for_members() const {
+  return std::any_of(members_.begin(), members_.end(),
+                     [this](const Member& m) { return m.fd && (aborting() || !m.holds_up_others); });
 }
 
 int Rendezvous::poll_timeout_ms() const {
@@ -236,6 +251,7 @@ int Rendezvous::poll_timeout_ms() const {
   consider(round_deadline_);
   consider(abort_deadline_);
   consider(accept_paused_);
+  for (const Member& m : members_) consider(m.judge_at);
   return next ? Deadline(*next).poll_ms() : -1;
 }
 
@@ -421,6 +437,9 @@ bool Rendezvous::on_frame(int rank) {
       }
       on_contribution(rank, m.reader.take_payload());
       return m.fd && !aborting();
+    case FrameType::kStalled:
+      on_stall_report(rank, m.reader.payload());
+      return bool(m.fd);
     default:
       member_lost(rank, "broke the protocol (an unknown frame)");
       return false;
@@ -552,6 +571,18 @@ void Rendezvous::check_deadlines() {
           format("bootstrap: %s did not join the rendezvous at %s within %g s",
                  describe_ranks(missing, options_.nranks).c_str(), options_.address.c_str(), options_.timeout_s));
   }
+  for (size_t r = 0; r < members_.size(); ++r) {
+    Member& m = members_[r];
+    if (!m.judge_at || !m.judge_at->expired()) continue;
+    m.judge_at.reset();
+    std::vector<int> culprits = holding_up(static_cast<int>(r));
+    for (int c : culprits) members_[static_cast<size_t>(c)].holds_up_others = true;
+    if (m.fd)
+      m.out.push_back({std::make_shared<const Bytes>(encode_ints_frame(
+                           FrameType::kHeldUpBy, std::vector<int32_t>(culprits.begin(), culprits.end()))),
+                       0});
+    update_linger();
+  }
   if (round_deadline_ && round_deadline_->expired()) {
     auto missing = ranks_where([](const Member& m) { return !m.contributed; });
     abort(HCOMM_ERR_TIMEOUT,
@@ -561,8 +592,38 @@ void Rendezvous::check_deadlines() {
   }
 }
 
+void Rendezvous::on_stall_report(int rank, const Bytes& payload) {
+  Member& m = members_[static_cast<size_t>(rank)];
+  std::vector<int32_t> values;
+  if (!decode_ints(payload, &values) || std::any_of(values.begin() + (values.empty() ? 0 : 1), values.end(),
+                                                    [this](int32_t r) { return r < 0 || r >= options_.nranks; }))
+    return member_lost(rank, "broke the protocol (a malformed stall report)");
+  m.judge_at.reset();
+  m.waits_on.clear();
+  if (values.empty()) return;
+  m.waits_on.assign(values.begin() + 1, values.end());
+  m.judge_at = Deadline::after(values[0] / 1000.0);
+}
+
+std::vector<int> Rendezvous::holding_up(int rank) const {
+  std::vector<bool> seen(members_.size());
+  std::vector<int> todo = members_[static_cast<size_t>(rank)].waits_on, found;
+  seen[static_cast<size_t>(rank)] = true;
+  while (!todo.empty()) {
+    const int r = todo.back();
+    todo.pop_back();
+    if (seen[static_cast<size_t>(r)]) continue;
+    seen[static_cast<size_t>(r)] = true;
+    const std::vector<int>& next = members_[static_cast<size_t>(r)].waits_on;
+    if (next.empty()) found.push_back(r);
+    todo.insert(todo.end(), next.begin(), next.end());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 void Rendezvous::update_linger() {
-  bool any_open = std::any_of(members_.begin(), members_.end(), [](const Member& m) { return bool(m.fd); });
+  bool any_open = waiting_for_members();
   bool own_ranks_left = std::all_of(members_.begin(), members_.end(), [](const Member& m) {
     return !m.hosts_rendezvous || m.state == MemberState::kLeft;
   });

@@ -24,6 +24,17 @@ Bytes encode_error_frame(FrameType type, hcomm_result_t code, const std::string&
   return encode_frame(type, payload.data(), payload.size());
 }
 
+Bytes encode_ints_frame(FrameType type, const std::vector<int32_t>& values) {
+  return encode_frame(type, values.data(), values.size() * sizeof(int32_t));
+}
+
+bool decode_ints(const Bytes& payload, std::vector<int32_t>* values) {
+  if (payload.size() % sizeof(int32_t) != 0) return false;
+  values->resize(payload.size() / sizeof(int32_t));
+  if (!payload.empty()) std::memcpy(values->data(), payload.data(), payload.size());
+  return true;
+}
+
 bool decode_int(const Bytes& payload, int32_t* value) {
   if (payload.size() != sizeof *value) return false;
   std::memcpy(value, payload.data(), sizeof *value);

@@ -8,13 +8,18 @@
 //
 // After that both directions carry frames (a header, then `length` bytes):
 //
-//   client -> root   kContribute (its allgather blob), kGoodbye
+//   client -> root   kContribute (its allgather blob), kGoodbye, kStalled
+//                    (a call of this rank made no progress: milliseconds
+//                    before the root judges, then the ranks it waits on;
+//                    none: it moves again)
 //   root -> client   kReady (every rank joined; payload: the rank whose
 //                    process serves the rendezvous, or -1), kGathered (the
 //                    blobs of all ranks in rank order), kPeerFailed (a rank's
 //                    connection closed without goodbye), kAbort (the job
 //                    cannot go on: code and text), kReject (the hello was
-//                    refused: code and text; the connection then closes)
+//                    refused: code and text; the connection then closes),
+//                    kHeldUpBy (the ranks that the stalled rank's waits lead
+//                    to, which wait on nobody)
 //
 // A root with too many unidentified connections closes the oldest without a
 // word; a client whose connection closes before kWelcome or kReject tries
@@ -88,6 +93,8 @@ enum class FrameType : uint32_t {
   kReject = 7,
   kChallenge = 8,
   kWelcome = 9,
+  kStalled = 10,
+  kHeldUpBy = 11,
 };
 
 struct FrameHeader {
@@ -105,6 +112,9 @@ Bytes encode_int_frame(FrameType type, int32_t value);
 Bytes encode_error_frame(FrameType type, hcomm_result_t code, const std::string& text);
 // Decoders return false when the payload has the wrong size.
 bool decode_int(const Bytes& payload, int32_t* value);
+// kStalled and kHeldUpBy: a list of integers.
+Bytes encode_ints_frame(FrameType type, const std::vector<int32_t>& values);
+bool decode_ints(const Bytes& payload, std::vector<int32_t>* values);
 bool decode_error(const Bytes& payload, hcomm_result_t* code, std::string* text);
 
 // Compares secrets in time that does not depend on where they differ.

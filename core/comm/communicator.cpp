@@ -52,6 +52,18 @@ bool host_oversubscribed(int ranks_here, const bootstrap::Locality& job) {
 // two_shot, which synchronises once more, at 1-8 KiB).
 constexpr double kOversubscribedSyncUs = 3.0;
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
+// A call idle for this part of its timeout reports the peers it waits on to
+// the rendezvous, which judges the same part later which ranks hold it up:
+// the answer is there before the timeout, when every rank held up has
+// reported too.
+constexpr int kStallReportParts = 3;
+
+// "rank 2", "ranks 2, 5"
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
 
 std::array<uint8_t, 16> random_bytes() {
   std::array<uint8_t, 16> key{};
@@ -490,6 +502,7 @@ void Communicator::wait(exec::Operation* op) {
     // steps keep completing never reads it.
     uint64_t events = 0;
     bool idle_since_known = false;
+    bool stall_reported = false;
     int flag_spins = 0;
     Clock::time_point last_event, next_peer_check = Clock::time_point::max();
     const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
@@ -503,6 +516,10 @@ void Communicator::wait(exec::Operation* op) {
         events = now_events;
         idle_since_known = false;
         flag_spins = 0;
+        if (stall_reported) {
+          bootstrap_->report_stall({}, 0);  // it moves again
+          stall_reported = false;
+        }
         continue;
       }
       // A raised flag makes a step complete on the next round; the bound
@@ -539,9 +556,25 @@ void Communicator::wait(exec::Operation* op) {
         }
         next_peer_check = now + kPeerCheckInterval;
       }
-      if (now - last_event > timeout)
-        HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s: no progress for %g s (HCOMM_TIMEOUT, or the config's timeout_s); waiting on %s",
-                    describe(*find(op)).c_str(), config_.timeout_s, op->pending_peers().c_str());
+      if (!stall_reported && now - last_event > timeout / kStallReportParts) {
+        bootstrap_->report_stall(op->pending_peer_ranks(), config_.timeout_s / kStallReportParts);
+        stall_reported = true;
+      }
+      if (now - last_event > timeout) {
+        // The peers waited on may themselves wait: name the ranks the waits
+        // lead to, where the rendezvous found them.
+        const std::optional<std::vector<int>> held_up_by = bootstrap_->held_up_by();
+        const std::string waiting =
+            held_up_by && !held_up_by->empty()
+                ? format(
+                      "held up by %s (%s no progress while the ranks this call waits on waited for %s: a stopped "
+                      "or stuck process, or one that did not make this call)",
+                      rank_list(*held_up_by).c_str(), held_up_by->size() == 1 ? "it made" : "they made",
+                      held_up_by->size() == 1 ? "it" : "them")
+                : "waiting on " + op->pending_peers();
+        HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s: no progress for %g s (HCOMM_TIMEOUT, or the config's timeout_s); %s",
+                    describe(*find(op)).c_str(), config_.timeout_s, waiting.c_str());
+      }
     }
   } catch (const Error& e) {
     fail(e);

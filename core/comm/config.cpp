@@ -44,8 +44,13 @@ Config Config::resolve(const hcomm_config_t* config) {
       HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
                   "hcomm_config_t: timeout_s is 0; give seconds above 0, or "
                   "a negative value to leave it to HCOMM_TIMEOUT");
-    if (c.transports) transport::parse_filter(c.transports);  // its errors name the grammar
+    // A field that is set is checked as its variable is, whichever wins.
+    if (c.transports) transport::parse_filter(c.transports, "hcomm_config_t.transports");
+    if (c.timeout_s > 0) settings::check("HCOMM_TIMEOUT", format("%.17g", c.timeout_s), "hcomm_config_t.timeout_s");
+    if (c.chunk_bytes > 0)
+      settings::check("HCOMM_CHUNK_BYTES", std::to_string(c.chunk_bytes), "hcomm_config_t.chunk_bytes");
   }
+  if (std::getenv("HCOMM_TRANSPORTS")) transport::parse_filter(settings::get_string("HCOMM_TRANSPORTS"));
   const std::string transports = c.transports ? c.transports : "";
   return Config{
       .transports = pick("HCOMM_TRANSPORTS", c.transports != nullptr, transports, "'" + transports + "'", "transports",

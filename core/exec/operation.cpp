@@ -364,17 +364,28 @@ bool Operation::advance(PeerIO& io) {
   return done();
 }
 
-std::string Operation::pending_peers() const {
-  std::string out;
-  std::vector<int> seen;
+std::vector<const hcomm_step_t*> Operation::pending_peer_steps() const {
+  std::vector<const hcomm_step_t*> out;
   for (size_t i = 0; i < steps_.size(); ++i) {
     const hcomm_step_t& s = steps_[i];
     if (state_->steps[i].completed == s.nchunks || !step_verb(s.kind)) continue;
-    if (std::find(seen.begin(), seen.end(), s.peer) != seen.end()) continue;
-    seen.push_back(s.peer);
-    out += (out.empty() ? "" : ", ") + format("rank %d (%s)", s.peer, step_verb(s.kind));
+    if (std::none_of(out.begin(), out.end(), [&](const hcomm_step_t* o) { return o->peer == s.peer; }))
+      out.push_back(&s);
   }
+  return out;
+}
+
+std::string Operation::pending_peers() const {
+  std::string out;
+  for (const hcomm_step_t* s : pending_peer_steps())
+    out += (out.empty() ? "" : ", ") + format("rank %d (%s)", s->peer, step_verb(s->kind));
   return out.empty() ? "no peer" : out;
+}
+
+std::vector<int> Operation::pending_peer_ranks() const {
+  std::vector<int> out;
+  for (const hcomm_step_t* s : pending_peer_steps()) out.push_back(s->peer);
+  return out;
 }
 
 }  // namespace hcomm::exec

@@ -75,14 +75,19 @@ class Operation {
   bool done() const { return state_->remaining == 0; }
   // Chunks completed so far: the caller's deadline restarts when this moves.
   uint64_t events() const { return events_; }
-  // The peers this rank still waits on, for timeout messages.
+  // The peers this rank still waits on, for timeout messages ("rank 3
+  // (receive from), ...") and stall reports (their ranks).
   std::string pending_peers() const;
+  std::vector<int> pending_peer_ranks() const;
   const char* collective() const;
   // "allreduce (call 5, algorithm ring)", to prefix errors with.
   std::string describe() const;
   uint32_t seq() const { return seq_; }
 
  private:
+  // The first unfinished step with each peer that still has one.
+  std::vector<const hcomm_step_t*> pending_peer_steps() const;
+
   enum class Started { kRetry, kInFlight, kDone };
 
   bool advance_in_order();

@@ -80,7 +80,10 @@ std::vector<std::string> search_dirs() {
   }
   std::string own = own_dir();
   if (!own.empty()) dirs.push_back(own + "/" HCOMM_PLUGIN_SUBDIR);
-  dirs.push_back(HCOMM_PLUGIN_BUILD_DIR);
+  // The build tree only for the build tree's own programs that link the core
+  // statically: an installed libhcomm never loads what a build left behind.
+  std::error_code ec;
+  if (!own.empty() && fs::equivalent(own, HCOMM_BUILD_RUNTIME_DIR, ec)) dirs.push_back(HCOMM_PLUGIN_BUILD_DIR);
   return dirs;
 }
 
@@ -130,9 +133,53 @@ const hcomm_plugin_header_t* load(const std::string& path) {
   return h;
 }
 
-const std::vector<PluginInfo>& discovered() {
+namespace {
+
+std::mutex& load_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// Loads the plugin of `info` unless tried already, and declares its settings;
+// the caller holds load_mutex().
+void load_locked(PluginInfo& info) {
+  if (info.tried) return;
+  info.tried = true;
+  try {
+    const hcomm_plugin_header_t* h = load(info.path);
+    if (h->num_settings > 0 && hcomm_plugin_setting_size(h) < offsetof(hcomm_setting_decl_t, min))
+      HCOMM_THROW(HCOMM_ERR_PLUGIN, "plugin %s: setting_size is %zu: set it to sizeof(hcomm_setting_decl_t)",
+                  info.path.c_str(), h->setting_size);
+    for (size_t i = 0; i < h->num_settings; ++i) {
+      const hcomm_setting_decl_t& s = *hcomm_plugin_setting(h, i);
+      auto text = [](const char* t) { return std::string(t ? t : ""); };
+      settings::Decl decl{s.name, s.type, text(s.default_value), text(s.doc), info.expected_name};
+      if (HCOMM_SETTING_HAS(h, values)) {
+        decl.min = text(s.min);
+        decl.max = text(s.max);
+        for (std::string rest = text(s.values); !rest.empty();) {
+          const size_t comma = std::min(rest.find(','), rest.size());
+          if (comma > 0) decl.values.push_back(rest.substr(0, comma));
+          rest.erase(0, comma + 1);
+        }
+      }
+      settings::declare(decl);
+    }
+    info.header = h;
+    HCOMM_INFO(PLUGIN, "loaded %s plugin %s %s from %s", kind_name(info.expected_kind), h->name, h->version,
+               info.path.c_str());
+  } catch (const Error& e) {
+    info.status = e.code();
+    info.error = e.what();
+    HCOMM_WARN(PLUGIN, "%s", e.what());
+  }
+}
+
+// Every plugin file found, each name once; algorithm and device plugins are
+// loaded at once, transports when first wanted.
+std::vector<PluginInfo>& found() {
   static std::once_flag once;
-  static std::vector<PluginInfo> found;
+  static std::vector<PluginInfo> list;
   std::call_once(once, [] {
     std::set<std::string> seen;
     for (const std::string& dir : search_dirs()) {
@@ -147,25 +194,39 @@ const std::vector<PluginInfo>& discovered() {
         if (!parse_file_name(info.file_name, &info.expected_kind, &info.expected_name) ||
             !seen.insert(info.file_name).second)
           continue;
-        try {
-          info.header = load(info.path);
-          for (size_t i = 0; i < info.header->num_settings; ++i) {
-            const hcomm_setting_decl_t& s = info.header->settings[i];
-            settings::declare({s.name, s.type, s.default_value ? s.default_value : "", s.doc ? s.doc : "",
-                               info.expected_name});
-          }
-          HCOMM_INFO(PLUGIN, "loaded %s plugin %s %s from %s", kind_name(info.expected_kind), info.header->name,
-                     info.header->version, info.path.c_str());
-        } catch (const Error& e) {
-          info.status = e.code();
-          info.error = e.what();
-          HCOMM_WARN(PLUGIN, "%s", e.what());
-        }
-        found.push_back(std::move(info));
+        list.push_back(std::move(info));
       }
     }
+    std::lock_guard lock(load_mutex());
+    for (PluginInfo& info : list) {
+      if (info.expected_kind == HCOMM_PLUGIN_TRANSPORT)
+        settings::declare_dormant(info.expected_name);
+      else
+        load_locked(info);
+    }
   });
-  return found;
+  return list;
+}
+
+}  // namespace
+
+const std::vector<PluginInfo>& discovered() { return found(); }
+
+const PluginInfo& load_transport(const std::string& name) {
+  for (PluginInfo& info : found()) {
+    if (info.expected_kind != HCOMM_PLUGIN_TRANSPORT || info.expected_name != name) continue;
+    std::lock_guard lock(load_mutex());
+    load_locked(info);
+    return info;
+  }
+  HCOMM_THROW(HCOMM_ERR_INTERNAL, "transport plugin %s was not found", name.c_str());
+}
+
+const std::vector<PluginInfo>& load_all() {
+  std::vector<PluginInfo>& list = found();
+  std::lock_guard lock(load_mutex());
+  for (PluginInfo& info : list) load_locked(info);
+  return list;
 }
 
 }  // namespace hcomm::plugin

@@ -6,6 +6,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
+#include "core/common/settings.hpp"
 #include "core/plugin/loader.hpp"
 #include "core/plugin/services.hpp"
 
@@ -21,9 +22,10 @@ bool all_mandatory(const hcomm_transport_v1_t* t) {
          HCOMM_IFACE_HAS(t, test) && HCOMM_IFACE_HAS(t, progress);
 }
 
-// Every loaded transport plugin, each initialised the first time a
-// communicator may use it: one that HCOMM_TRANSPORTS leaves out never starts
-// (no library start-up cost, no threads or sockets of its own).
+// Every transport plugin found, each loaded and initialised the first time a
+// communicator may use it: one that HCOMM_TRANSPORTS leaves out is never
+// loaded (neither its libraries, their signal handlers and threads, nor its
+// start-up cost).
 struct Slot {
   const plugin::PluginInfo* info;
   std::unique_ptr<Transport> transport;
@@ -36,23 +38,39 @@ std::vector<Slot>& slots() {
   static std::vector<Slot> list = [] {
     std::vector<Slot> out;
     for (const plugin::PluginInfo& p : plugin::discovered())
-      if (p.loaded() && p.header->kind == HCOMM_PLUGIN_TRANSPORT) out.push_back({.info = &p});
+      if (p.expected_kind == HCOMM_PLUGIN_TRANSPORT) out.push_back({.info = &p});
     return out;
   }();
   return list;
 }
 
-// The slot's transport, initialised on first use; nullptr (logged) where init fails.
+const std::string& name_of(const Slot& slot) { return slot.info->expected_name; }
+
+// The slot's transport, loaded and initialised on first use; nullptr (logged)
+// where the plugin does not load or start. A bad value of one of its settings
+// is the user's to fix: it stops the communicator's creation.
 Transport* started(Slot& slot) {
   if (!slot.tried) {
     slot.tried = true;
+    const plugin::PluginInfo& info = plugin::load_transport(name_of(slot));
+    if (!info.loaded()) return nullptr;  // the loader said why
+    settings::validate(name_of(slot));
     try {
-      slot.transport = std::make_unique<Transport>(slot.info->header, slot.info->path);
+      slot.transport = std::make_unique<Transport>(info.header, info.path);
     } catch (const Error& e) {
-      HCOMM_WARN(NET, "transport %s unusable: %s", slot.info->expected_name.c_str(), e.what());
+      if (e.code() == HCOMM_ERR_CONFIG) {
+        slot.tried = false;
+        throw;
+      }
+      HCOMM_WARN(NET, "transport %s unusable: %s", name_of(slot).c_str(), e.what());
     }
   }
   return slot.transport.get();
+}
+
+bool admits(const Filter& f, const std::string& name) {
+  const bool listed = std::find(f.names.begin(), f.names.end(), name) != f.names.end();
+  return f.names.empty() || listed != f.exclude;
 }
 
 }  // namespace
@@ -87,7 +105,7 @@ void Transport::check(hcomm_result_t rc, const char* what) const {
   HCOMM_THROW(rc, "%s: %s: %s", name_.c_str(), what, text.c_str());
 }
 
-Filter parse_filter(const std::string& text) {
+Filter parse_filter(const std::string& text, const char* label) {
   Filter f;
   size_t start = 0;
   if (!text.empty() && text[0] == '^') f.exclude = true, start = 1;
@@ -97,14 +115,23 @@ Filter parse_filter(const std::string& text) {
     std::string name = text.substr(start, end - start);
     if (name.empty() || name.find('^') != std::string::npos)
       HCOMM_THROW(HCOMM_ERR_CONFIG,
-                  "HCOMM_TRANSPORTS='%s' does not parse: expected names separated by commas, either all included "
+                  "%s='%s' does not parse: expected names separated by commas, either all included "
                   "('shm,tcp') or all excluded ('^shm'); mixing include and exclude is not allowed",
-                  text.c_str());
+                  label, text.c_str());
     f.names.push_back(name);
     start = end + 1;
   }
   if (f.exclude && f.names.empty())
-    HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_TRANSPORTS='^' excludes nothing: name the transports to exclude");
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "%s='^' excludes nothing: name the transports to exclude", label);
+  std::lock_guard lock(slots_mutex);
+  std::string known;
+  for (const Slot& s : slots()) known += (known.empty() ? "" : ", ") + name_of(s);
+  for (const std::string& name : f.names)
+    if (std::none_of(slots().begin(), slots().end(), [&](const Slot& s) { return name_of(s) == name; }))
+      HCOMM_THROW(HCOMM_ERR_CONFIG,
+                  "%s='%s' names transport '%s', which was not found: the transports found are %s (hcomm-info "
+                  "lists them; HCOMM_PLUGIN_PATH adds folders)",
+                  label, text.c_str(), name.c_str(), known.empty() ? "none" : known.c_str());
   return f;
 }
 
@@ -115,8 +142,7 @@ std::string allowed_names(const std::string& spec) {
     std::lock_guard lock(slots_mutex);
     names.clear();
     for (const Slot& s : slots())
-      if (std::find(f.names.begin(), f.names.end(), s.info->header->name) == f.names.end())
-        names.emplace_back(s.info->header->name);
+      if (admits(f, name_of(s))) names.push_back(name_of(s));
   }
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
@@ -127,38 +153,43 @@ Allowed allowed(const std::string& spec) {
   Filter f = parse_filter(spec);
   std::lock_guard lock(slots_mutex);
   auto& all = slots();
-  std::string loaded;
-  for (const Slot& s : all) loaded += (loaded.empty() ? "" : ", ") + std::string(s.info->header->name);
+  std::string found;
+  for (const Slot& s : all) found += (found.empty() ? "" : ", ") + name_of(s);
   Allowed out{{}, !f.exclude && !f.names.empty()};
   if (out.ordered) {
     for (const std::string& n : f.names) {
-      auto slot = std::find_if(all.begin(), all.end(), [&](const Slot& s) { return n == s.info->header->name; });
+      auto slot = std::find_if(all.begin(), all.end(), [&](const Slot& s) { return n == name_of(s); });
       Transport* t = slot == all.end() ? nullptr : started(*slot);
       if (!t)
         HCOMM_THROW(HCOMM_ERR_CONFIG,
-                    "the communicator's transports '%s' name transport '%s', which is not loaded or did not start "
-                    "(loaded: %s; the list comes from HCOMM_TRANSPORTS or hcomm_config_t.transports)",
-                    spec.c_str(), n.c_str(), loaded.empty() ? "none" : loaded.c_str());
+                    "the communicator's transports '%s' name transport '%s', which did not load or start (see "
+                    "the warning above, or hcomm-info; the list comes from HCOMM_TRANSPORTS or "
+                    "hcomm_config_t.transports)",
+                    spec.c_str(), n.c_str());
       out.transports.push_back(t);
     }
   } else {
     for (Slot& s : all)
-      if (std::find(f.names.begin(), f.names.end(), s.info->header->name) == f.names.end())
+      if (admits(f, name_of(s)))
         if (Transport* t = started(s)) out.transports.push_back(t);
   }
   if (out.transports.empty())
-    HCOMM_THROW(HCOMM_ERR_CONFIG, "the communicator's transports '%s' leave no transport to use (loaded: %s); see hcomm-info",
-                spec.c_str(), loaded.empty() ? "none" : loaded.c_str());
+    HCOMM_THROW(HCOMM_ERR_CONFIG,
+                "the communicator's transports '%s' leave no transport to use (found: %s); see hcomm-info",
+                spec.c_str(), found.empty() ? "none" : found.c_str());
   return out;
 }
 
-// One that already runs if any maps memory; else the first that does once started.
+// One that already runs if any maps memory; else the first that does once
+// started, of those HCOMM_TRANSPORTS admits.
 Transport* memory_transport() {
+  const Filter f = parse_filter(settings::get_string("HCOMM_TRANSPORTS"));
   std::lock_guard lock(slots_mutex);
   for (Slot& s : slots())
     if (s.transport && s.transport->maps_memory()) return s.transport.get();
   for (Slot& s : slots())
-    if (Transport* t = started(s); t && t->maps_memory()) return t;
+    if (admits(f, name_of(s)))
+      if (Transport* t = started(s); t && t->maps_memory()) return t;
   return nullptr;
 }
 

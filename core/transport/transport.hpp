@@ -1,5 +1,6 @@
-// The transport plugins as the core uses them: each loaded and initialised
-// once per process, then filtered and ordered by HCOMM_TRANSPORTS.
+// The transport plugins as the core uses them: filtered and ordered by
+// HCOMM_TRANSPORTS, each loaded and initialised once per process when first
+// admitted.
 #pragma once
 
 #include <string>
@@ -40,7 +41,9 @@ struct Filter {
   bool exclude = false;
   std::vector<std::string> names;
 };
-Filter parse_filter(const std::string& text);  // throws HCOMM_ERR_CONFIG
+// Throws HCOMM_ERR_CONFIG, naming `label`, for text that does not parse or
+// names a transport whose plugin was not found (the message lists those found).
+Filter parse_filter(const std::string& text, const char* label = "HCOMM_TRANSPORTS");
 
 struct Allowed {
   std::vector<Transport*> transports;

@@ -25,7 +25,9 @@ const hcomm_setting_decl_t kSettings[] = {
     {.name = "HCOMM_EXAMPLE_MAX_SENDS",
      .type = HCOMM_SETTING_INT,
      .default_value = "64",
-     .doc = "sends one endpoint holds at once; more get a null request (retry later)"},
+     .doc = "sends one endpoint holds at once; more get a null request (retry later)",
+     .min = "1",
+     .max = "1000000"},
 };
 
 Services g_services;  // from init; the callbacks carry no context, so one per loaded plugin
@@ -49,9 +51,8 @@ hcomm_result_t example_init(const hcomm_plugin_services_t* services, void** ctx)
   if (services) g_services.set(services);
   return boundary([&] {
     need(services, "init", "services");
-    long long max_sends = g_services.setting_int("HCOMM_EXAMPLE_MAX_SENDS");
-    if (max_sends < 1 || max_sends > 1000000)
-      HCOMM_PLUGIN_THROW(HCOMM_ERR_CONFIG, "HCOMM_EXAMPLE_MAX_SENDS=%lld: give a number from 1 to 1000000", max_sends);
+    // HComm checked the value against the declared range before init.
+    const long long max_sends = g_services.setting_int("HCOMM_EXAMPLE_MAX_SENDS");
     *need(ctx, "init", "ctx") = new Context{.max_sends = static_cast<int>(max_sends)};
   });
 }
@@ -209,6 +210,7 @@ const hcomm_plugin_header_t kHeader = {
     .settings = kSettings,
     .num_settings = std::size(kSettings),
     .iface = &kTransport,
+    .setting_size = sizeof(hcomm_setting_decl_t),
 };
 
 }  // namespace

@@ -230,6 +230,10 @@ HCOMM_API int hcomm_plugin_count(void);
 HCOMM_API hcomm_result_t hcomm_plugin_get(int index, hcomm_plugin_desc_t* desc);
 HCOMM_API int hcomm_setting_count(void);
 HCOMM_API hcomm_result_t hcomm_setting_get(int index, hcomm_setting_desc_t* desc);
+/* What setting `index` accepts, in words ("a byte count from 1K to 1G, with
+ * an optional K, M or G suffix", "one of auto, on, off"); NULL for an index
+ * out of range. Every value is checked against it at communicator creation. */
+HCOMM_API const char* hcomm_setting_accepted(int index);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -104,12 +105,15 @@ class Job {
   }
 
   // Waits for every rank (bounded); returns their wait statuses, -1 for a rank still running.
-  std::vector<int> join(double limit_s) {
+  // Ranks in `except` are not waited for (the destructor kills them).
+  std::vector<int> join(double limit_s, const std::vector<int>& except = {}) {
     std::vector<int> status(pids_.size(), -1);
     auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
-    for (size_t left = pids_.size(); left && Clock::now() < deadline; usleep(10000))
+    for (size_t left = pids_.size() - except.size(); left && Clock::now() < deadline; usleep(10000))
       for (size_t i = 0; i < pids_.size(); ++i)
-        if (!reaped_[i] && waitpid(pids_[i], &status[i], WNOHANG) == pids_[i]) reaped_[i] = true, --left;
+        if (!reaped_[i] && std::find(except.begin(), except.end(), static_cast<int>(i)) == except.end() &&
+            waitpid(pids_[i], &status[i], WNOHANG) == pids_[i])
+          reaped_[i] = true, --left;
     for (size_t i = 0; i < pids_.size(); ++i)
       if (!reaped_[i]) status[i] = -1;
     return status;
@@ -245,6 +249,55 @@ INSTANTIATE_TEST_SUITE_P(TransportsAndCollectives, KilledRank,
                          [](const auto& test) {
                            return std::string(std::get<0>(test.param)) + "_" + std::get<1>(test.param).name;
                          });
+
+// A rank that stops (SIGSTOP) mid-collective holds its connections open, so
+// only the deadline finds it: every survivor must fail within about one
+// HCOMM_TIMEOUT naming it, and the job (the rendezvous host included) must
+// end within about one timeout, not two.
+class StalledRank : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(StalledRank, EverySurvivorNamesItWithinOneTimeout) {
+  const int n = 4, victim = 2;
+  const double timeout_s = 4;
+  Job job(n, GetParam(), "4");
+  const FaultCall& fault = kFaultCalls[0];
+  for (int r = 0; r < n; ++r)
+    job.spawn(r, [&](hcomm_comm_t comm, Outcome& out) {
+      if (r != victim) {
+        call_until_error(fault, comm, out);
+        hcomm_comm_destroy(comm);  // as a program that handles the error does
+        return;
+      }
+      std::vector<float> send(4 * kBlock, 1.0f), recv(4 * kBlock);
+      for (int i = 0; i < 3; ++i) fault.call(comm, send, recv, kBlock, nullptr);
+      hcomm_request_t req;
+      fault.call(comm, send, recv, kBlock, &req);
+      int done = 0;
+      hcomm_test(req, &done);
+      out.seconds = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+      raise(SIGSTOP);  // stalls mid-call, its connections open
+    });
+  std::vector<int> status = job.join(4 * timeout_s + 10, {victim});
+  const double survivors_ended = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  const double stopped_at = job.outcome(victim).seconds;
+  ASSERT_GT(stopped_at, 0) << "rank 2 never stopped";
+  for (int r = 0; r < n; ++r) {
+    if (r == victim) continue;
+    ASSERT_NE(status[r], -1) << "rank " << r << " hung";
+    const Outcome& o = job.outcome(r);
+    EXPECT_EQ(o.rc, HCOMM_ERR_TIMEOUT) << "rank " << r << ": " << o.message;
+    EXPECT_LT(o.seconds, timeout_s + 3) << "rank " << r << ": " << o.message;
+    EXPECT_NE(std::strstr(o.message, "rank 2 "), nullptr) << "rank " << r << " does not name rank 2: " << o.message;
+    for (int other = 0; other < n; ++other) {
+      if (other == victim || other == r) continue;
+      EXPECT_EQ(std::strstr(o.message, ("rank " + std::to_string(other) + " ").c_str()), nullptr)
+          << "rank " << r << " blames rank " << other << ", which was waiting too: " << o.message;
+    }
+  }
+  EXPECT_LT(survivors_ended - stopped_at, timeout_s + 4) << "the job took a second timeout to end";
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, StalledRank, ::testing::Values("tcp", "shm"));
 
 TEST(MissingRank, EveryoneFailsAtTheDeadlineNamingIt) {
   Job job(3, "tcp", "2");

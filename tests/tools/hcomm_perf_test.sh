@@ -339,6 +339,20 @@ case_calibrate_select() {
   grep -qF "(measured over transports shm, this communicator's are tcp)" "$WORK/err" || fail "tcp took the rules of shm"
 }
 
+# A /dev/shm too small for the shm transport's segments (a 1M tmpfs in a
+# mount namespace of the test's own, so the real /dev/shm is untouched): a
+# clear error on every rank, never SIGBUS.
+case_full_shm() {
+  if ! unshare -m true 2>/dev/null; then echo "SKIP [$CASE]: no mount namespace (needs root)"; exit 77; fi
+  unshare -m sh -c 'mount -t tmpfs -o size=1M tmpfs /dev/shm && exec "$@"' sh \
+    env HCOMM_TRANSPORTS=shm HCOMM_SHM_FIFO_BYTES=4M HCOMM_SHM_CMA=0 "$RUN" -n 2 --timeout 50 "$PERF" -c allreduce -b 8M -e 8M -w 1 \
+    -n 2 >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+  [ "$RC" -ne 0 ] || fail "the job succeeded with segments larger than /dev/shm"
+  [ "$RC" -ne $((128 + 7)) ] && ! grep -q "signal 7" "$WORK/err" || fail "a rank died of SIGBUS"
+  grep -q "/dev/shm, is full" "$WORK/err" || fail "no rank said that /dev/shm is full"
+}
+
 case_bad_arguments() {
   perf 2 -c nosuch
   expect_rc 2

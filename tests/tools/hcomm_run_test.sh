@@ -124,6 +124,33 @@ case_signal() {
   expect_all_dead "$WORK"/rank.*
 }
 
+# Rank 1 is killed by SIGKILL; ranks 0 and 2 notice and exit with code 1
+# before hcomm-run looks (it is held stopped meanwhile, as a busy machine may
+# hold it): the report must name rank 1 and its signal, not the lowest rank
+# that ended.
+case_first_failure() {
+  "$RUN" -n 3 sh -c '
+    echo $$ > "$0/rank.$HCOMM_RANK.tmp" && mv "$0/rank.$HCOMM_RANK.tmp" "$0/rank.$HCOMM_RANK"
+    if [ "$HCOMM_RANK" = 1 ]; then
+      while [ ! -f "$0/rank.0" ] || [ ! -f "$0/rank.2" ]; do sleep 0.01; done
+      kill -STOP $PPID; kill -9 $$
+    fi
+    while [ ! -f "$0/rank.1" ]; do sleep 0.01; done
+    until grep -q "^[0-9]* (.*) Z " "/proc/$(cat "$0/rank.1")/stat" 2>/dev/null; do sleep 0.01; done
+    : > "$0/noticed.$HCOMM_RANK"; exit 1' "$WORK" >"$WORK/out" 2>"$WORK/err" &
+  local launcher=$!
+  wait_for_files "noticed.*" 2
+  local pid
+  for pid in $(cat "$WORK/rank.0" "$WORK/rank.2"); do
+    for _ in $(seq 100); do alive "$pid" || break; sleep 0.05; done
+  done
+  kill -CONT "$launcher"
+  wait "$launcher"
+  RC=$?
+  expect_rc 137
+  expect_stderr_line "hcomm-run: rank 1 (pid $(cat "$WORK/rank.1")) killed by signal 9 (Killed)"
+}
+
 case_timeout() {
   launch --timeout 1 -n 2 sh -c 'echo $$ > "$0/rank.$HCOMM_RANK"; exec sleep 60' "$WORK"
   expect_rc 124

@@ -49,4 +49,13 @@ for plugin in transport_tcp transport_shm algorithm_ring algorithm_tree algorith
     exit 1
   }
 done
+# The installed library never looks into the build tree: a plugin missing
+# from the installation is not found there.
+rm "$libdir/hcomm/libhcomm_algorithm_tree.so"
+info=$("$prefix/bin/hcomm-info")
+if grep -qF "$build" <<< "$info"; then
+  echo "the installed hcomm-info finds plugins in the build tree $build:"
+  echo "$info"
+  exit 1
+fi
 echo "installed HComm works through find_package and pkg-config"

@@ -45,8 +45,7 @@ void CheckServices::configure(int rank, const hcomm_plugin_header_t& header) {
   rank_ = rank;
   level_ = debug_level_from_env(&ignored).value_or(HCOMM_LOG_NONE);
   plugin_name_ = header.name;
-  settings_ = header.settings;
-  num_settings_ = header.num_settings;
+  header_ = &header;
 }
 
 void CheckServices::log(hcomm_log_level_t level, const char* subsys, const char* message) {
@@ -67,8 +66,8 @@ int CheckServices::log_enabled(hcomm_log_level_t level, const char*) {
 const char* CheckServices::get_setting(const char* name) {
   CheckServices& self = instance();
   if (name) {
-    for (size_t i = 0; i < self.num_settings_; ++i) {
-      const hcomm_setting_decl_t& decl = self.settings_[i];
+    for (size_t i = 0; self.header_ && i < self.header_->num_settings; ++i) {
+      const hcomm_setting_decl_t& decl = *hcomm_plugin_setting(self.header_, i);
       if (decl.name && std::strcmp(decl.name, name) == 0) {
         const char* value = std::getenv(name);
         return value ? value : decl.default_value;

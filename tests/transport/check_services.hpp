@@ -40,8 +40,7 @@ class CheckServices {
   int rank_ = -1;
   hcomm_log_level_t level_ = HCOMM_LOG_NONE;
   std::string plugin_name_;
-  const hcomm_setting_decl_t* settings_ = nullptr;
-  size_t num_settings_ = 0;
+  const hcomm_plugin_header_t* header_ = nullptr;
   mutable std::mutex undeclared_mutex_;  // plugin threads may read settings too
   std::vector<std::string> undeclared_;
 };

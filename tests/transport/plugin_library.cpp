@@ -146,7 +146,7 @@ void PluginLibrary::check_settings() {
   }
   std::set<std::string> seen;
   for (size_t i = 0; i < h.num_settings; ++i) {
-    const hcomm_setting_decl_t& d = h.settings[i];
+    const hcomm_setting_decl_t& d = *hcomm_plugin_setting(&h, i);
     std::string name = d.name ? d.name : "";
     std::string where = format("setting %zu (%s)", i, name.empty() ? "no name" : name.c_str());
     if (name.rfind("HCOMM_", 0) != 0 || !all_of_chars(name, upper_or_digit))

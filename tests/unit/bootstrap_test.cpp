@@ -639,7 +639,7 @@ TEST(Bootstrap, EnvironmentErrorsNameTheVariable) {
       expect_config_error("HCOMM_SECRET does not parse: expected 32 hex digits");
     }
     ::setenv("HCOMM_TIMEOUT", "0", 1);
-    expect_config_error("HCOMM_TIMEOUT=0: expected a number of seconds greater than 0");
+    expect_config_error("HCOMM_TIMEOUT='0' is out of range: expected a number from 0.001 to 1000000");
     ::unsetenv("HCOMM_TIMEOUT");
     clear_job_environment();
     ::setenv("PMI_RANK", "x", 1);

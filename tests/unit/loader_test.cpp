@@ -1,11 +1,13 @@
 // The loader's distinct errors, with plugins broken on purpose (fixtures/).
+#include "core/plugin/loader.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "core/common/error.hpp"
-#include "core/plugin/loader.hpp"
+#include "core/transport/transport.hpp"
 
 namespace hcomm::plugin {
 namespace {
@@ -68,13 +70,48 @@ TEST(Loader, FileNameMustFollowTheConvention) {
 
 TEST(Loader, DiscoversTheBuiltPlugins) {
   bool tcp = false, shm = false, basic = false;
-  for (const PluginInfo& p : discovered()) {
+  for (const PluginInfo& p : load_all()) {
     EXPECT_TRUE(p.loaded()) << p.path << ": " << p.error;
     tcp |= p.expected_name == "tcp" && p.loaded();
     shm |= p.expected_name == "shm" && p.loaded();
     basic |= p.expected_name == "ring" && p.loaded();
   }
   EXPECT_TRUE(tcp && shm && basic);
+}
+
+// Whether this process has mapped a file whose path contains `part`.
+bool mapped(const std::string& part) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find(part) != std::string::npos) return true;
+  return false;
+}
+
+TEST(Loader, OnlyTheTransportsAdmittedAreLoaded) {
+  setenv("HCOMM_TRANSPORTS", "tcp", 1);
+  const transport::Allowed allowed = transport::allowed("tcp");
+  ASSERT_EQ(allowed.transports.size(), 1u);
+  EXPECT_EQ(allowed.transports[0]->name(), "tcp");
+  EXPECT_TRUE(mapped("libhcomm_transport_tcp.so"));
+  for (const char* other :
+       {"libhcomm_transport_shm.so", "libhcomm_transport_ucx.so", "libhcomm_transport_ofi.so", "libucp", "libfabric"})
+    EXPECT_FALSE(mapped(other)) << other << " was loaded although HCOMM_TRANSPORTS=tcp";
+  bool listed = false;
+  for (const PluginInfo& p : discovered()) listed |= p.expected_name == "shm" && !p.loaded();
+  EXPECT_TRUE(listed) << "the shm plugin is no longer listed as found";
+  unsetenv("HCOMM_TRANSPORTS");
+}
+
+TEST(Loader, APluginSettingOutOfRangeStopsCreationNamingIt) {
+  setenv("HCOMM_TCP_NSOCKS", "99", 1);
+  try {
+    transport::allowed("");
+    FAIL() << "HCOMM_TCP_NSOCKS=99 was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG);
+    expect_contains(e.what(), "HCOMM_TCP_NSOCKS='99' is out of range: expected an integer from 1 to 16");
+  }
+  unsetenv("HCOMM_TCP_NSOCKS");
 }
 
 }  // namespace

@@ -77,10 +77,113 @@ TEST(Settings, ValueThatDoesNotParseNamesVariableAndAcceptedValues) {
   unsetenv("HCOMM_DEBUG_SUBSYS");
 }
 
-TEST(Settings, UnknownNameOnlyWarns) {
+TEST(Settings, UnknownNameOnlyWarnsAndSuggestsTheNearest) {
   setenv("HCOMM_TIMEOUTT", "3", 1);
+  setenv("HCOMM_CHUNK_SIZE", "3", 1);
+  setenv("HCOMM_ZZZQQQXXX", "3", 1);
+  ::testing::internal::CaptureStderr();
   EXPECT_NO_THROW(validate());
+  const std::string log = ::testing::internal::GetCapturedStderr();
   unsetenv("HCOMM_TIMEOUTT");
+  unsetenv("HCOMM_CHUNK_SIZE");
+  unsetenv("HCOMM_ZZZQQQXXX");
+  if (!log::enabled(HCOMM_LOG_WARN, log::INIT)) GTEST_SKIP() << "warnings are off";
+  EXPECT_NE(log.find("unknown setting HCOMM_TIMEOUTT (ignored): did you mean HCOMM_TIMEOUT?"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("unknown setting HCOMM_CHUNK_SIZE (ignored): did you mean HCOMM_CHUNK_BYTES?"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("unknown setting HCOMM_ZZZQQQXXX (ignored); hcomm-info"), std::string::npos) << log;
+}
+
+// validate()'s error for NAME=value, or "" if it accepts it.
+std::string validate_error(const char* name, const char* value) {
+  setenv(name, value, 1);
+  std::string error;
+  try {
+    validate();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG) << e.what();
+    error = e.what();
+  }
+  unsetenv(name);
+  return error;
+}
+
+TEST(Settings, ValuesOutsideTheirRangeNameTheSettingTheValueAndTheRange) {
+  EXPECT_EQ(validate_error("HCOMM_CHUNK_BYTES", "0"),
+            "HCOMM_CHUNK_BYTES='0' is out of range: expected a byte count from 1K to 1G, with an optional K, M or G "
+            "suffix");
+  EXPECT_EQ(validate_error("HCOMM_TIMEOUT", "1e10"),
+            "HCOMM_TIMEOUT='1e10' is out of range: expected a number from 0.001 to 1000000");
+  EXPECT_EQ(validate_error("HCOMM_TIMEOUT", "0"),
+            "HCOMM_TIMEOUT='0' is out of range: expected a number from 0.001 to 1000000");
+  EXPECT_EQ(validate_error("HCOMM_RANK", "-1"), "HCOMM_RANK='-1' is out of range: expected an integer of at least 0");
+  EXPECT_EQ(validate_error("HCOMM_CACHES_APART", "maybe"),
+            "HCOMM_CACHES_APART='maybe' is not accepted: expected one of auto, on, off");
+  EXPECT_EQ(validate_error("HCOMM_CHUNK_BYTES", "64K"), "");
+  EXPECT_EQ(validate_error("HCOMM_DEBUG", "info"), "");
+}
+
+TEST(Settings, LeadingBlanksAndSignsDoNotParse) {
+  uint64_t u = 0;
+  int64_t i = 0;
+  double d = 0;
+  EXPECT_FALSE(parse_size(" -1", &u));  // strtoull would read 2^64-1
+  EXPECT_FALSE(parse_size(" 4K", &u));
+  EXPECT_FALSE(parse_int(" 5", &i));
+  EXPECT_FALSE(parse_int("+5", &i));
+  EXPECT_FALSE(parse_double(" 2", &d));
+  EXPECT_EQ(validate_error("HCOMM_WINDOW_BYTES", " -1"),
+            "HCOMM_WINDOW_BYTES=' -1' does not parse: expected a byte count from 0 to 1G, with an optional K, M or G "
+            "suffix");
+}
+
+TEST(Settings, AnUnwritableDebugFileIsAnError) {
+  const std::string error = validate_error("HCOMM_DEBUG_FILE", "/nonexistent-hcomm-dir/log.%p");
+  EXPECT_NE(error.find("HCOMM_DEBUG_FILE='/nonexistent-hcomm-dir/log.%p' does not parse: expected a file this "
+                       "process may write"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(validate_error("HCOMM_DEBUG_FILE", "/tmp/hcomm-settings-test.%h.%p.log"), "");
+}
+
+TEST(Settings, APluginsDeclaredRangeIsChecked) {
+  declare({.name = "HCOMM_RANGETEST_N",
+           .type = HCOMM_SETTING_INT,
+           .default_value = "2",
+           .doc = "a test setting",
+           .owner = "rangetest",
+           .min = "1",
+           .max = "16"});
+  EXPECT_EQ(validate_error("HCOMM_RANGETEST_N", "99"),
+            "HCOMM_RANGETEST_N='99' is out of range: expected an integer from 1 to 16");
+  try {
+    declare({.name = "HCOMM_RANGETEST_BAD",
+             .type = HCOMM_SETTING_SIZE,
+             .default_value = "1K",
+             .doc = "bad bounds",
+             .owner = "rangetest",
+             .min = "lots"});
+    FAIL() << "a min that is no size was declared";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), HCOMM_ERR_PLUGIN);
+    EXPECT_NE(std::string(e.what()).find("min 'lots' is not a byte count"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Settings, DormantPluginsSettingsAreNeitherCheckedNorUnknown) {
+  declare_dormant("sleepy");
+  EXPECT_EQ(validate_error("HCOMM_SLEEPY_ANYTHING", "x"), "");
+  declare({.name = "HCOMM_SLEEPY_N",
+           .type = HCOMM_SETTING_INT,
+           .default_value = "1",
+           .doc = "now loaded",
+           .owner = "sleepy",
+           .min = "1",
+           .max = "2"});
+  setenv("HCOMM_SLEEPY_N", "3", 1);
+  EXPECT_THROW(validate("sleepy"), Error);
+  unsetenv("HCOMM_SLEEPY_N");
 }
 
 TEST(Settings, UndeclaredReadIsAnInternalError) {

@@ -45,7 +45,7 @@ TEST_F(ConfigTest, EnvironmentVariablesThatAreSetWinOverFieldsWithALogLine) {
   hcomm_config_t c = HCOMM_CONFIG_INITIALIZER;
   c.transports = "shm,tcp";
   c.timeout_s = 9;
-  c.chunk_bytes = 100;
+  c.chunk_bytes = 2048;
   ::testing::internal::CaptureStderr();
   const Config r = Config::resolve(&c);
   const std::string log = ::testing::internal::GetCapturedStderr();
@@ -56,7 +56,7 @@ TEST_F(ConfigTest, EnvironmentVariablesThatAreSetWinOverFieldsWithALogLine) {
   EXPECT_NE(log.find("HCOMM_TRANSPORTS=^shm overrides transports = 'shm,tcp' of the communicator's hcomm_config_t"),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find("HCOMM_CHUNK_BYTES=3K overrides chunk_bytes = 100 of the communicator's hcomm_config_t"),
+  EXPECT_NE(log.find("HCOMM_CHUNK_BYTES=3K overrides chunk_bytes = 2048 of the communicator's hcomm_config_t"),
             std::string::npos)
       << log;
   EXPECT_EQ(log.find("timeout_s"), std::string::npos) << log;
@@ -97,6 +97,47 @@ TEST_F(ConfigTest, ABadStructIsRefusedWithItsReason) {
   c.transports = "shm,^tcp";
   EXPECT_NE(error(c).find("does not parse"), std::string::npos) << error(c);
   EXPECT_EQ(error(c).rfind(std::to_string(HCOMM_ERR_CONFIG) + " ", 0), 0u) << error(c);
+}
+
+TEST_F(ConfigTest, FieldsGoThroughTheChecksOfTheirVariables) {
+  auto error = [](const hcomm_config_t& c) {
+    try {
+      Config::resolve(&c);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  hcomm_config_t c = HCOMM_CONFIG_INITIALIZER;
+  c.chunk_bytes = 1;
+  EXPECT_EQ(error(c),
+            "hcomm_config_t.chunk_bytes='1' is out of range: expected a byte count from 1K to 1G, with an "
+            "optional K, M or G suffix");
+  c = HCOMM_CONFIG_INITIALIZER;
+  c.timeout_s = 1e10;
+  EXPECT_EQ(error(c),
+            "hcomm_config_t.timeout_s='10000000000' is out of range: expected a number from 0.001 to 1000000");
+  c = HCOMM_CONFIG_INITIALIZER;
+  c.transports = "^nonsense";
+  EXPECT_NE(error(c).find("hcomm_config_t.transports='^nonsense' names transport 'nonsense', which was not found: "
+                          "the transports found are "),
+            std::string::npos)
+      << error(c);
+  EXPECT_NE(error(c).find("tcp"), std::string::npos) << error(c);
+}
+
+TEST_F(ConfigTest, TransportsNamesMustExist) {
+  setenv("HCOMM_TRANSPORTS", "^nonsense", 1);
+  try {
+    Config::resolve(nullptr);
+    FAIL() << "HCOMM_TRANSPORTS=^nonsense was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG);
+    EXPECT_NE(std::string(e.what()).find("HCOMM_TRANSPORTS='^nonsense' names transport 'nonsense', which was not "
+                                         "found: the transports found are "),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

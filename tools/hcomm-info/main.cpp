@@ -1,5 +1,6 @@
 // hcomm-info: the plugins HComm finds (name, kind, ABI, version, path, load
-// status or error) and every setting with its default, value and doc.
+// status or error) and every setting with its default, value, doc and the
+// values it accepts.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -30,8 +31,10 @@ void print_settings() {
   for (int i = 0; i < n; ++i) {
     hcomm_setting_desc_t s;
     if (hcomm_setting_get(i, &s) != HCOMM_SUCCESS) continue;
-    std::printf("  %-24s %-7s default '%s'%s%s%s  [%s]\n      %s\n", s.name, s.type, s.default_value,
-                s.value ? ", set to '" : "", s.value ? s.value : "", s.value ? "'" : "", s.owner, s.doc);
+    const char* accepted = hcomm_setting_accepted(i);
+    std::printf("  %-24s %-7s default '%s'%s%s%s  [%s]\n      %s\n      accepts %s\n", s.name, s.type, s.default_value,
+                s.value ? ", set to '" : "", s.value ? s.value : "", s.value ? "'" : "", s.owner, s.doc,
+                accepted ? accepted : "?");
   }
 }
 

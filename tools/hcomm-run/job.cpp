@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -141,7 +142,13 @@ void Job::on_signals(const std::vector<int>& signals) {
 // An ended rank is left unreaped (a zombie) until the job is over: while it
 // exists its pid, which is also its group's id, cannot be given to another
 // process, so signalling the group can only reach this job's processes.
+//
+// The kernel does not say in which order ranks found ended together did
+// end. A rank killed by a signal did not choose to stop, while ranks that
+// exit with an error at the same moment usually do so because a peer
+// vanished: the signalled ones are taken first.
 void Job::collect_ended_ranks() {
+  std::vector<RankEnd> ended;
   for (size_t i = 0; i < ranks_.size(); ++i) {
     Rank& rank = ranks_[i];
     if (!rank.running) continue;
@@ -150,11 +157,13 @@ void Job::collect_ended_ranks() {
       continue;
     rank.running = false;
     --running_;
-    on_rank_end(RankEnd{.rank = static_cast<int>(i),
-                        .pid = rank.pid,
-                        .signalled = info.si_code != CLD_EXITED,
-                        .value = info.si_status});
+    ended.push_back(RankEnd{.rank = static_cast<int>(i),
+                            .pid = rank.pid,
+                            .signalled = info.si_code != CLD_EXITED,
+                            .value = info.si_status});
   }
+  std::stable_partition(ended.begin(), ended.end(), [](const RankEnd& end) { return end.signalled; });
+  for (const RankEnd& end : ended) on_rank_end(end);
 }
 
 void Job::on_rank_end(const RankEnd& end) {

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define HCOMM_PLUGIN_ABI_MAJOR 1
-#define HCOMM_PLUGIN_ABI_MINOR 10
+#define HCOMM_PLUGIN_ABI_MINOR 11
 #define HCOMM_PLUGIN_SYMBOL "hcomm_plugin_v1"
 
 typedef enum hcomm_plugin_kind {
@@ -45,12 +45,22 @@ typedef enum hcomm_setting_type {
   HCOMM_SETTING_STRING = 4  /* free text, checked by its user */
 } hcomm_setting_type_t;
 
-/* A setting a plugin reads; the core validates it at start and hcomm-info lists it. */
+/* A setting a plugin reads; the core validates it when the plugin is loaded
+ * (a bad value stops communicator creation, naming the setting, the value and
+ * what it accepts) and hcomm-info lists it with its range. */
 typedef struct hcomm_setting_decl {
   const char* name; /* full name, HCOMM_<PLUGIN>_... */
   hcomm_setting_type_t type;
   const char* default_value;
   const char* doc; /* one line */
+  /* ABI 1.11 (read only where the header's setting_size covers them): the
+   * accepted range. INT, SIZE, DOUBLE: the smallest and largest value, in the
+   * setting's own syntax ("64K"); NULL: unbounded on that side. Any type:
+   * the accepted values, comma separated, compared without case ("auto,on,off");
+   * NULL: any value of the type. */
+  const char* min;
+  const char* max;
+  const char* values;
 } hcomm_setting_decl_t;
 
 /* Services the core hands to a plugin's init. */
@@ -77,9 +87,31 @@ typedef struct hcomm_plugin_header {
   const hcomm_setting_decl_t* settings;
   size_t num_settings;
   const void* iface; /* hcomm_transport_v1_t, hcomm_algorithm_v1_t, ... by kind */
+  /* ABI 1.11: sizeof(hcomm_setting_decl_t) as the plugin was built, the
+   * distance between two entries of `settings`; a header without it has
+   * entries of the four fields up to doc. */
+  size_t setting_size;
 } hcomm_plugin_header_t;
 
 typedef const hcomm_plugin_header_t* (*hcomm_plugin_v1_fn)(void);
+
+/* The size of one entry of h->settings: setting_size where the header has it,
+ * else that of the entries of ABI 1.0 to 1.10; 0 for a header that has the
+ * field but left it 0 (a plugin error the core reports). */
+static inline size_t hcomm_plugin_setting_size(const hcomm_plugin_header_t* h) {
+  if (h->size < offsetof(hcomm_plugin_header_t, setting_size) + sizeof(h->setting_size))
+    return offsetof(hcomm_setting_decl_t, min);
+  return h->setting_size;
+}
+
+/* Entry i of h->settings, whatever size of entry the plugin was built with;
+ * its fields past `doc` may be read only where
+ * HCOMM_SETTING_HAS(h, field) is true. */
+static inline const hcomm_setting_decl_t* hcomm_plugin_setting(const hcomm_plugin_header_t* h, size_t i) {
+  return (const hcomm_setting_decl_t*)((const char*)h->settings + i * hcomm_plugin_setting_size(h));
+}
+#define HCOMM_SETTING_HAS(h, field) \
+  (hcomm_plugin_setting_size(h) >= offsetof(hcomm_setting_decl_t, field) + sizeof(((hcomm_setting_decl_t*)0)->field))
 
 /* True if member `field` of the size-prefixed struct `s` lies inside the size
  * the plugin reported: call optional or newer functions only when it does. */

@@ -17,14 +17,16 @@ inline constexpr hcomm_setting_decl_t kSettings[] = {
     {.name = "HCOMM_OFI_LIVENESS_MS",
      .type = HCOMM_SETTING_INT,
      .default_value = "50",
-     .doc = "milliseconds between checks that the processes of peers on this host are alive (1-1000)"},
+     .doc = "milliseconds between checks that the processes of peers on this host are alive",
+     .min = "1",
+     .max = "1000"},
 };
 
 struct Config {
   std::string provider;  // empty: libfabric chooses (and applies FI_PROVIDER)
   int liveness_ms = 50;
 
-  // Reads and range-checks the settings; HCOMM_ERR_CONFIG names the bad one.
+  // Reads the settings, which the core checked against their declared ranges.
   static Config read(const plugin::Services& services);
 };
 

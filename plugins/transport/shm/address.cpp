@@ -1,11 +1,13 @@
 #include "address.hpp"
 
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 
 #include "hcomm/plugin/transport.h"
@@ -102,11 +104,14 @@ uint64_t keyed_check(const uint8_t (&comm_key)[16]) {
   return mix(mix(lo ^ 0x6863'6f6d'6d2d'7368ull) ^ hi);  // domain: "hcomm-sh"
 }
 
-std::string segment_name(pid_t pid, const uint8_t (&comm_key)[16]) {
+std::string segment_name(pid_t pid) {
   static std::atomic<unsigned> counter{0};
+  uint32_t tag = 0;
+  if (::getrandom(&tag, sizeof tag, 0) != static_cast<ssize_t>(sizeof tag))
+    tag = static_cast<uint32_t>(::time(nullptr));
   char name[64];
-  std::snprintf(name, sizeof name, "/hcomm-shm-%d-%02x%02x%02x%02x-%u", static_cast<int>(pid), comm_key[0], comm_key[1],
-                comm_key[2], comm_key[3], counter.fetch_add(1, std::memory_order_relaxed));
+  std::snprintf(name, sizeof name, "/hcomm-shm-%d-%08x-%u", static_cast<int>(pid), tag,
+                counter.fetch_add(1, std::memory_order_relaxed));
   return name;
 }
 

@@ -51,7 +51,9 @@ struct Address {
 // A 64-bit value that identifies a communicator without publishing its key.
 uint64_t keyed_check(const uint8_t (&comm_key)[16]);
 
-// "/hcomm-shm-<pid>-<first 8 hex digits of the key>-<counter>", unique in this process.
-std::string segment_name(pid_t pid, const uint8_t (&comm_key)[16]);
+// "/hcomm-shm-<pid>-<8 random hex digits>-<counter>": unique in this process,
+// and unlikely to meet a leftover of an earlier process of the same pid. No
+// part of the communicator's key appears in it (/dev/shm is world-readable).
+std::string segment_name(pid_t pid);
 
 }  // namespace hcomm::shm

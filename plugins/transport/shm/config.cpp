@@ -13,9 +13,6 @@ namespace hcomm::shm {
 
 namespace {
 
-constexpr uint64_t kMinFifoBytes = 64ull << 10;
-constexpr uint64_t kMaxFifoBytes = 1ull << 30;
-
 enum SettingIndex { kFifoBytesSetting, kCmaSetting, kCmaBytesSetting };
 
 std::string value_or_default(const plugin::Services& services, const hcomm_setting_decl_t& decl) {
@@ -51,11 +48,14 @@ const hcomm_setting_decl_t kSettings[] = {
     {.name = "HCOMM_SHM_FIFO_BYTES",
      .type = HCOMM_SETTING_SIZE,
      .default_value = "1M",
-     .doc = "bytes of each receive FIFO (one per sending peer), 64K..1G; messages stream through it in 1/16 pieces"},
+     .doc = "bytes of each receive FIFO (one per sending peer); messages stream through it in 1/16 pieces",
+     .min = "64K",
+     .max = "1G"},
     {.name = "HCOMM_SHM_CMA",
      .type = HCOMM_SETTING_BOOL,
      .default_value = "1",
-     .doc = "copy large messages, and buffers read by address, once with cross-memory attach (process_vm_readv) where the kernel permits it"},
+     .doc = "copy large messages, and buffers read by address, once with cross-memory attach (process_vm_readv) where "
+            "the kernel permits it"},
     {.name = "HCOMM_SHM_CMA_BYTES",
      .type = HCOMM_SETTING_SIZE,
      .default_value = "64K",
@@ -68,10 +68,7 @@ Config Config::read(const plugin::Services& services) {
   const hcomm_setting_decl_t& cma = kSettings[kCmaSetting];
   const hcomm_setting_decl_t& cma_bytes = kSettings[kCmaBytesSetting];
   Config c{};
-  const std::string fifo_text = value_or_default(services, fifo);
-  c.fifo_bytes = parse_size(fifo_text, fifo.name);
-  if (c.fifo_bytes < kMinFifoBytes || c.fifo_bytes > kMaxFifoBytes)
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_CONFIG, "%s='%s' is out of range: use 64K..1G", fifo.name, fifo_text.c_str());
+  c.fifo_bytes = parse_size(value_or_default(services, fifo), fifo.name);
   c.fifo_bytes = c.fifo_bytes / kPage * kPage;
   c.cma = parse_bool(value_or_default(services, cma), cma.name);
   c.cma_threshold = parse_size(value_or_default(services, cma_bytes), cma_bytes.name);

@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +20,7 @@
 #include <string>
 
 #include "hcomm/plugin/util.hpp"
+#include "segment.hpp"
 
 namespace hcomm::shm {
 
@@ -59,11 +60,11 @@ size_t page_size() {
 int new_memfd(const char* name, size_t bytes) {
   int fd = ::memfd_create(name, MFD_CLOEXEC);
   if (fd < 0) system_error("memfd_create", bytes);
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    const int err = errno;
+  try {
+    reserve(fd, bytes, name);
+  } catch (...) {
     ::close(fd);
-    errno = err;
-    system_error("sizing a memfd", bytes);
+    throw;
   }
   return fd;
 }

@@ -37,7 +37,7 @@ Net::Net(const Config& config, const plugin::Services& services, const hcomm_tra
       rank_(checked(args).rank),
       nranks_(args.nranks),
       cma_probe_word_(keyed_check(args.comm_key)),
-      segment_(Segment::create(segment_name(::getpid(), args.comm_key),
+      segment_(Segment::create(segment_name(::getpid()),
                                SegmentOwner{.rank = rank_, .pid = ::getpid(), .key_check = cma_probe_word_},
                                Geometry{.fifo_count = fifo_count(nranks_), .fifo_bytes = config.fifo_bytes})),
       doorbell_(segment_.header()),

@@ -288,6 +288,7 @@ const hcomm_plugin_header_t kHeader = {
     .settings = kSettings,
     .num_settings = kNumSettings,
     .iface = &kTransport,
+    .setting_size = sizeof(hcomm_setting_decl_t),
 };
 
 }  // namespace

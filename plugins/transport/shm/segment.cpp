@@ -35,6 +35,16 @@ int open_existing(const std::string& name, pid_t owner_pid, int fd) {
 
 }  // namespace
 
+void reserve(int fd, size_t bytes, const char* what) {
+  const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (err == 0) return;
+  HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot reserve %zu bytes of shared memory for %s: %s%s", bytes, what,
+                     std::strerror(err),
+                     err == ENOSPC ? " (the shared-memory file system, /dev/shm, is full: free space there, make it "
+                                     "larger, or lower HCOMM_SHM_FIFO_BYTES)"
+                                   : "");
+}
+
 Segment::Segment(std::string name, int fd, std::byte* base, size_t bytes, Geometry geometry, bool owned)
     : name_(std::move(name)), fd_(fd), base_(base), bytes_(bytes), geometry_(geometry), linked_(owned) {}
 
@@ -69,9 +79,7 @@ Segment Segment::create(const std::string& name, const SegmentOwner& owner, cons
   // From here on the Segment owns the name, the descriptor and the mapping, so
   // that any failure below unlinks and closes what exists.
   Segment s(name, raw, nullptr, bytes, geometry, true);
-  if (::ftruncate(raw, static_cast<off_t>(bytes)) != 0)
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot size segment %s to %zu bytes: %s (is /dev/shm full?)",
-                       name.c_str(), bytes, std::strerror(errno));
+  reserve(raw, bytes, ("segment " + name).c_str());
   s.base_ = map(raw, bytes, name);
   auto* h = new (s.base_) SegmentHeader{};
   h->version = kLayoutVersion;

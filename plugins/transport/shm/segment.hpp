@@ -16,6 +16,11 @@
 
 namespace hcomm::shm {
 
+// Sizes the shared-memory file `fd` to `bytes` and takes its pages now
+// (posix_fallocate), so that a full file system is this error, naming
+// `what`, rather than a SIGBUS at the first touch of a page.
+void reserve(int fd, size_t bytes, const char* what);
+
 // Who owns a segment, as its header records it.
 struct SegmentOwner {
   int rank;

@@ -9,18 +9,22 @@
 
 namespace hcomm::tcp {
 
-inline constexpr int kMaxSockets = 16;
+inline constexpr int kMaxSockets = 16;  // HCOMM_TCP_NSOCKS's max
 
 inline constexpr hcomm_setting_decl_t kSettings[] = {
     {.name = "HCOMM_TCP_NSOCKS",
      .type = HCOMM_SETTING_INT,
      .default_value = "2",
-     .doc = "TCP sockets per peer (1-16); messages above HCOMM_TCP_SPLIT_BYTES are striped across them"},
+     .doc = "TCP sockets per peer; messages above HCOMM_TCP_SPLIT_BYTES are striped across them",
+     .min = "1",
+     .max = "16"},
     {.name = "HCOMM_TCP_SPLIT_BYTES",
      .type = HCOMM_SETTING_SIZE,
      .default_value = "64K",
      .doc = "messages above this size wait until their receive is posted (rendezvous), then travel in pieces of "
-            "at least this size spread over the sockets"},
+            "at least this size spread over the sockets",
+     .min = "1",
+     .max = "1G"},  // the piece length field of the wire header is 32 bits wide
     {.name = "HCOMM_TCP_IF_ADDR",
      .type = HCOMM_SETTING_STRING,
      .default_value = "",
@@ -29,7 +33,9 @@ inline constexpr hcomm_setting_decl_t kSettings[] = {
     {.name = "HCOMM_TCP_SOCKBUF",
      .type = HCOMM_SETTING_SIZE,
      .default_value = "4M",
-     .doc = "socket send and receive buffer bytes (0: kernel default with autotuning)"},
+     .doc = "socket send and receive buffer bytes (0: kernel default with autotuning)",
+     .min = "0",
+     .max = "1G"},
 };
 
 struct Config {
@@ -38,7 +44,7 @@ struct Config {
   std::string if_addr;
   uint64_t sockbuf = 4 << 20;
 
-  // Reads and range-checks the settings; HCOMM_ERR_CONFIG names the bad one.
+  // Reads the settings, which the core checked against their declared ranges.
   static Config read(const plugin::Services& services);
 };
 

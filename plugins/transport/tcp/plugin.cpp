@@ -201,6 +201,7 @@ const hcomm_plugin_header_t kHeader = {
     .settings = kSettings,
     .num_settings = std::size(kSettings),
     .iface = &kTransport,
+    .setting_size = sizeof(hcomm_setting_decl_t),
 };
 
 }  // namespace

@@ -22,14 +22,17 @@ inline constexpr hcomm_setting_decl_t kSettings[] = {
      .type = HCOMM_SETTING_INT,
      .default_value = "250",
      .doc = "milliseconds between UCX keepalive checks of a peer on another host (UCX_KEEPALIVE_INTERVAL); "
-            "0: UCX's own interval"},
+            "0: UCX's own interval",
+     .min = "0",
+     .max = "3600000"},
     {.name = "HCOMM_UCX_HOST_PEER_FAILURE",
      .type = HCOMM_SETTING_INT,
      .default_value = "1",
      .doc = "1: peers of this host get UCX's peer-failure mode, so one that dies mid-transfer is an error here; "
             "0: they are watched through pidfds instead, which keeps UCX's cross-memory attach (large messages "
             "about ten times faster) but lets a peer that dies during a large transfer abort this process (UCX 1.13 "
-            "takes the failed copy as fatal)"},
+            "takes the failed copy as fatal)",
+     .values = "0,1"},
 };
 
 struct Config {
@@ -38,7 +41,7 @@ struct Config {
   long long keepalive_ms = 250;
   bool host_peer_failure = true;
 
-  // Reads and range-checks the settings; HCOMM_ERR_CONFIG names the bad one.
+  // Reads the settings, which the core checked against their declared ranges.
   static Config read(const plugin::Services& services);
 };
 

@@ -18,24 +18,34 @@ inline constexpr hcomm_setting_decl_t kSettings[] = {
     {.name = "HCOMM_IB_GID_INDEX",
      .type = HCOMM_SETTING_INT,
      .default_value = "-1",
-     .doc = "GID table index for RoCE (-1: a RoCE v2 IPv4-mapped GID, else the best other GID)"},
+     .doc = "GID table index for RoCE (-1: a RoCE v2 IPv4-mapped GID, else the best other GID)",
+     .min = "-1",
+     .max = "65535"},
     {.name = "HCOMM_IB_TIMEOUT",
      .type = HCOMM_SETTING_INT,
      .default_value = "18",
-     .doc = "RC ack timeout exponent (1-31): the QP waits 4.096 us * 2^value before it retransmits"},
+     .doc = "RC ack timeout exponent: the QP waits 4.096 us * 2^value before it retransmits",
+     .min = "1",
+     .max = "31"},
     {.name = "HCOMM_IB_RETRY_CNT",
      .type = HCOMM_SETTING_INT,
      .default_value = "7",
-     .doc = "RC retransmissions (0-7) before a QP fails with a transport error"},
+     .doc = "RC retransmissions before a QP fails with a transport error",
+     .min = "0",
+     .max = "7"},
     {.name = "HCOMM_IB_EAGER_BYTES",
      .type = HCOMM_SETTING_SIZE,
      .default_value = "8K",
      .doc = "messages up to this size travel in pre-posted receive buffers; larger ones by RDMA write "
-            "into the posted receive (rendezvous)"},
+            "into the posted receive (rendezvous)",
+     .min = "0",
+     .max = "1M"},  // eager buffers are posted per peer; beyond this they cost more than a rendezvous
     {.name = "HCOMM_IB_CREDITS",
      .type = HCOMM_SETTING_INT,
      .default_value = "32",
-     .doc = "receive buffers pre-posted per peer (4-4096): the messages a sender may have in flight"},
+     .doc = "receive buffers pre-posted per peer: the messages a sender may have in flight",
+     .min = "4",
+     .max = "4096"},
     {.name = "HCOMM_IB_REG_CACHE",
      .type = HCOMM_SETTING_SIZE,
      .default_value = "0",
@@ -58,7 +68,7 @@ struct Config {
   uint64_t reg_cache_bytes = 0;
   std::string if_addr;
 
-  // Reads and range-checks the settings; HCOMM_ERR_CONFIG names the bad one.
+  // Reads the settings, which the core checked against their declared ranges.
   static Config read(const plugin::Services& services);
 };
 
