@@ -57,6 +57,9 @@ constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 // the answer is there before the timeout, when every rank held up has
 // reported too.
 constexpr int kStallReportParts = 3;
+// How long a rank whose peer signalled with another call signature waits for
+// that peer to say what it called.
+constexpr double kResolveWithin = 5.0;
 
 // "rank 2", "ranks 2, 5"
 std::string rank_list(const std::vector<int>& ranks) {
@@ -210,9 +213,10 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
       rank_(bootstrap_->rank()),
       size_(bootstrap_->size()),
       config_(config),
+      check_(rank_, size_),
       topology_(topology::gather(*bootstrap_)),
-      oversubscribed_(host_oversubscribed(
-          static_cast<int>(topology_.host_ranks(topology_.host_of().at(rank_)).size()), bootstrap_->locality())) {
+      oversubscribed_(host_oversubscribed(static_cast<int>(topology_.host_ranks(topology_.host_of().at(rank_)).size()),
+                                          bootstrap_->locality())) {
   log::set_rank(rank_);
   // The key that authenticates this communicator's transport connections:
   // derived from the job's secret and rank 0's fresh nonce, so it never travels.
@@ -295,6 +299,18 @@ void Communicator::check_usable() const {
 }
 
 void Communicator::fail(const Error& e) {
+  // A peer that left may have left because the ranks' arguments differ: say so.
+  if (e.code() == HCOMM_ERR_REMOTE) {
+    try {
+      check_.last_look(*peers_);
+    } catch (const Error& why) {
+      if (why.code() == HCOMM_ERR_INVALID_ARGUMENT) {
+        broken_ = why.what();
+        running_.clear();
+        throw why;
+      }
+    }
+  }
   broken_ = e.what();
   running_.clear();
   throw e;
@@ -341,7 +357,9 @@ const std::shared_ptr<const exec::Schedule>& Communicator::schedule_for(const hc
       a.*kLayoutFields[i] = entry->layout[i].data();
       key.layout[i] = entry->layout[i];
     }
-    entry->schedule = selector_->build(a);
+    auto schedule = selector_->build(a);
+    schedule->agreement = ArgumentCheck::agreement(a, size_, schedule->algorithm);
+    entry->schedule = std::move(schedule);
     HCOMM_DEBUG(ALGO, "built %s schedule for %s of %llu bytes: %zu steps", entry->schedule->algorithm.c_str(),
                 algorithm::coll_name(a.coll), static_cast<unsigned long long>(algorithm::message_bytes(a, size_)),
                 entry->schedule->steps.size());
@@ -391,11 +409,18 @@ std::vector<uint8_t>* Communicator::acquire_scratch(uint64_t bytes) {
 // call) leave the communicator usable.
 exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* send, void* recv) {
   check_usable();
+  // A collective's tags tell calls apart by their number modulo kSeqsInFlight.
+  if (running_.size() >= exec::kSeqsInFlight)
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                "%s: %zu operations are in flight on this communicator, the most it "
+                "takes; complete some (hcomm_wait) before starting more",
+                algorithm::coll_name(args.coll), running_.size());
   const auto& schedule = schedule_for(args);
   std::vector<uint8_t>* scratch = schedule->scratch_bytes ? acquire_scratch(schedule->scratch_bytes) : nullptr;
   exec::Buffers buffers{send, recv, scratch ? scratch->data() : nullptr};
   const uint32_t seq = seq_++;
-  return launch(schedule, buffers, seq, exec::collective_tag_base(seq), scratch, std::nullopt);
+  const uint64_t signature = check_.record(seq, schedule->agreement);
+  return launch(schedule, buffers, seq, exec::collective_tag_base(seq, signature), scratch, std::nullopt, signature);
 }
 
 exec::Operation* Communicator::send(const hcomm_coll_args_t& args, const void* buf, int tag) {
@@ -416,16 +441,16 @@ exec::Operation* Communicator::start_p2p(bool send, const hcomm_coll_args_t& arg
 
 exec::Operation* Communicator::launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers,
                                       uint32_t seq, uint64_t tag_base, std::vector<uint8_t>* scratch,
-                                      std::optional<P2P> p2p) {
+                                      std::optional<P2P> p2p, uint64_t signature) {
   if (idle_.empty()) idle_.emplace_back();
   Running& entry = idle_.front();
   // An idle entry keeps its last operation, to run again for a call of the same schedule.
   exec::Operation* op = nullptr;
   if (entry.op && entry.op->schedule() == schedule.get()) {
     op = &*entry.op;
-    op->restart(buffers, seq, tag_base);
+    op->restart(buffers, seq, tag_base, signature);
   } else {
-    op = &entry.op.emplace(schedule, buffers, seq, tag_base, size_);
+    op = &entry.op.emplace(schedule, buffers, seq, tag_base, size_, signature);
   }
   entry.scratch = scratch;
   entry.p2p = p2p;
@@ -455,6 +480,23 @@ void Communicator::progress_all() {
                                 (mismatch ? "; a receive's count must equal the count of the send it matches" : ""));
     }
   }
+}
+
+void Communicator::check_arguments(bool ask) {
+  exec::MappedIO* mapped = links_->mapped();
+  if (mapped && mapped->calls().mismatched >= 0) {
+    // Mapped calls run one at a time in call order: the first one not done is it.
+    auto r = std::find_if(running_.begin(), running_.end(),
+                          [](const Running& x) { return !x.p2p && x.op->schedule()->mapped && !x.op->done(); });
+    const int peer = std::exchange(mapped->calls().mismatched, -1);
+    check_.resolve(*peers_, peer, r == running_.end() ? seq_ - 1 : r->op->seq(),
+                   std::min(config_.timeout_s, kResolveWithin));
+  }
+  if (!ask) return;
+  std::vector<int> peers;
+  for (const Running& r : running_)
+    if (!r.p2p && !r.op->done()) r.op->pending_peer_ranks(peers);
+  check_.probe(*peers_, peers);
 }
 
 std::list<Communicator::Running>::iterator Communicator::find(const exec::Operation* op) {
@@ -487,6 +529,7 @@ bool Communicator::test(exec::Operation* op) {
   check_usable();
   try {
     if (!op->done()) progress_all();
+    if (!op->done()) check_arguments(false);
   } catch (const Error& e) {
     fail(e);
   }
@@ -522,6 +565,7 @@ void Communicator::wait(exec::Operation* op) {
         }
         continue;
       }
+      check_arguments(false);
       // A raised flag makes a step complete on the next round; the bound
       // keeps the deadline in force should it not.
       if (mapped && flag_spins < kMaxFlagSpins && mapped->spin(kFlagLooks)) {
@@ -554,10 +598,13 @@ void Communicator::wait(exec::Operation* op) {
         } catch (const Error& e) {
           blame_oldest(e);
         }
+        check_arguments(true);
         next_peer_check = now + kPeerCheckInterval;
       }
       if (!stall_reported && now - last_event > timeout / kStallReportParts) {
-        bootstrap_->report_stall(op->pending_peer_ranks(), config_.timeout_s / kStallReportParts);
+        std::vector<int> waits_on;
+        op->pending_peer_ranks(waits_on);
+        bootstrap_->report_stall(waits_on, config_.timeout_s / kStallReportParts);
         stall_reported = true;
       }
       if (now - last_event > timeout) {

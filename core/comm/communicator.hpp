@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "core/algorithm/selector.hpp"
-#include "core/common/error.hpp"
 #include "core/bootstrap/bootstrap.hpp"
+#include "core/comm/argument_check.hpp"
 #include "core/comm/config.hpp"
 #include "core/comm/peers.hpp"
+#include "core/common/error.hpp"
 #include "core/exec/operation.hpp"
 #include "core/topology/topology.hpp"
 
@@ -96,13 +97,18 @@ class Communicator {
   };
 
   exec::Operation* launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers, uint32_t seq,
-                          uint64_t tag_base, std::vector<uint8_t>* scratch, std::optional<P2P> p2p);
+                          uint64_t tag_base, std::vector<uint8_t>* scratch, std::optional<P2P> p2p,
+                          uint64_t signature = 0);
   exec::Operation* start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag);
   void progress_all();
   std::list<Running>::iterator find(const exec::Operation* op);
   std::string describe(const Running& r) const;
   void release(exec::Operation* op);
   void check_usable() const;
+  // The argument check's part of a wait without progress: a peer whose
+  // mapped signal carried another signature, or a question to the peers
+  // the collectives in flight wait on (`ask`). Throws on a difference.
+  void check_arguments(bool ask);
   void log_topology() const;
   // Whether any rank's host is oversubscribed; collective, so that every
   // rank's cost model is the same.
@@ -117,6 +123,8 @@ class Communicator {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   int rank_, size_;
   Config config_;
+  // Before peers_: its receives stay posted until the links are gone.
+  ArgumentCheck check_;
   topology::Topology topology_;
   std::unique_ptr<Peers> peers_;
   std::string topology_json_;

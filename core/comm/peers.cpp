@@ -333,11 +333,23 @@ void* Peers::isend(int peer, const void* buf, size_t len, uint64_t tag) {
 }
 
 void* Peers::irecv(int peer, void* buf, size_t len, uint64_t tag) {
+  void* req = irecv_standing(peer, buf, len, tag);
+  in_flight_ += req != nullptr;
+  return req;
+}
+
+void* Peers::irecv_standing(int peer, void* buf, size_t len, uint64_t tag) {
   const Link& l = link(peer);
   void* req = nullptr;
   l.net->transport->check(l.net->transport->iface().irecv(l.ep, buf, len, tag, &req), "receive");
-  in_flight_ += req != nullptr;
   return req;
+}
+
+bool Peers::test_standing(int peer, void* request, size_t* bytes) {
+  const Link& l = link(peer);
+  int done = 0;
+  l.net->transport->check(l.net->transport->iface().test(request, &done, bytes), "test");
+  return done != 0;
 }
 
 // A request ends when test reports it done or fails.

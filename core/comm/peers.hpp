@@ -32,6 +32,11 @@ class Peers final : public exec::PeerIO {
   void* isend(int peer, const void* buf, size_t len, uint64_t tag) override;
   void* irecv(int peer, void* buf, size_t len, uint64_t tag) override;
   bool test(int peer, void* request, size_t* bytes) override;
+  // A receive that may stay posted for the communicator's life (the argument
+  // check's): it does not count as a request in flight, which would have the
+  // transports polled on every progress call.
+  void* irecv_standing(int peer, void* buf, size_t len, uint64_t tag);
+  bool test_standing(int peer, void* request, size_t* bytes);
   void progress() override;
   void wait(int64_t timeout_us) override;
   void check_peers() override;

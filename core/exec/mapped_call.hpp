@@ -35,7 +35,9 @@ class MappedCall {
   // Takes the communicator's next mapped call, once the previous one ended
   // and every rank finished the one before it (which read this call's half),
   // and publishes this rank's buffers. False: not yet, try again.
-  bool begin(MappedIO* io, const Schedule& schedule, const Buffers& buffers);
+  // `signature` is the call's (argument_check.hpp): its signals carry it and
+  // its waits compare it with the peer's.
+  bool begin(MappedIO* io, const Schedule& schedule, const Buffers& buffers, uint64_t signature);
   // The call's steps are all done.
   void end();
   bool running() const { return running_; }
@@ -57,7 +59,9 @@ class MappedCall {
   // the peer's window, with `bytes` of `payload` in the flag's line.
   void signal(int peer, uint32_t match, uint64_t occurrence, const uint8_t* payload = nullptr, uint64_t bytes = 0);
   // True once the peer raised that occurrence of flag `match` in this rank's
-  // window; then copies the `bytes` of payload the signal carried.
+  // window; then copies the `bytes` of payload the signal carried. A signal
+  // of a call whose signature differs is never taken: the wait stays false
+  // and MappedIO::Calls::mismatched names the peer.
   bool wait(int peer, uint32_t match, uint64_t occurrence, uint8_t* payload = nullptr, uint64_t bytes = 0);
 
  private:
@@ -81,6 +85,7 @@ class MappedCall {
   const Buffers* own_ = nullptr;
   const Schedule* schedule_ = nullptr;
   uint64_t call_ = 0;
+  uint64_t signature_ = 0;
   bool begun_ = false;    // holds the communicator's mapped-call turn
   bool running_ = false;  // and has published its buffers
   bool recv_in_place_ = false;

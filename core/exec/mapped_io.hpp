@@ -72,6 +72,9 @@ class MappedIO {
     // What the running call waits for (sleep), or null.
     const std::atomic<uint64_t>* awaited = nullptr;
     uint64_t awaited_value = 0;
+    // A peer whose signal carried another call signature than the running
+    // call's (its arguments differ), or -1.
+    int mismatched = -1;
     // Per rank and buffer (SEND, RECV): the exposed buffer as resolved for one call.
     struct PeerBuffer {
       uint64_t call = 0;

@@ -64,25 +64,27 @@ void StatePool::give(std::unique_ptr<RunState> state) const {
 }
 
 Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base,
-                     int nranks)
+                     int nranks, uint64_t signature)
     : schedule_(std::move(schedule)),
       steps_(schedule_->steps),
       buffers_(buffers),
       seq_(seq),
       tag_base_(tag_base),
       nranks_(nranks),
+      signature_(signature),
       state_(schedule_->pool.take()) {
   state_->reset(*schedule_);
 }
 
 Operation::~Operation() { schedule_->pool.give(std::move(state_)); }
 
-void Operation::restart(Buffers buffers, uint32_t seq, uint64_t tag_base) {
+void Operation::restart(Buffers buffers, uint32_t seq, uint64_t tag_base, uint64_t signature) {
   if (!done() || mapped_.running())
     HCOMM_THROW(HCOMM_ERR_INTERNAL, "%s restarted before its last run ended", describe().c_str());
   buffers_ = buffers;
   seq_ = seq;
   tag_base_ = tag_base;
+  signature_ = signature;
   events_ = 0;
   state_->reset(*schedule_);
 }
@@ -335,7 +337,8 @@ bool Operation::run_chain(uint32_t first, uint32_t end) {
 bool Operation::advance(PeerIO& io) {
   RunState& st = *state_;
   if (done()) return true;
-  if (schedule_->mapped && !mapped_.running() && !mapped_.begin(io.mapped(), *schedule_, buffers_)) return false;
+  if (schedule_->mapped && !mapped_.running() && !mapped_.begin(io.mapped(), *schedule_, buffers_, signature_))
+    return false;
   if (schedule_->in_order) return advance_in_order();
   auto guarded = [&](uint32_t step, auto&& body) {
     try {
@@ -364,28 +367,31 @@ bool Operation::advance(PeerIO& io) {
   return done();
 }
 
-std::vector<const hcomm_step_t*> Operation::pending_peer_steps() const {
-  std::vector<const hcomm_step_t*> out;
+// f(step) for the first step not done of each peer this rank still waits on.
+template <class F>
+void Operation::for_each_pending_peer(F f) const {
+  std::vector<int> seen;
   for (size_t i = 0; i < steps_.size(); ++i) {
     const hcomm_step_t& s = steps_[i];
     if (state_->steps[i].completed == s.nchunks || !step_verb(s.kind)) continue;
-    if (std::none_of(out.begin(), out.end(), [&](const hcomm_step_t* o) { return o->peer == s.peer; }))
-      out.push_back(&s);
+    if (std::find(seen.begin(), seen.end(), s.peer) != seen.end()) continue;
+    seen.push_back(s.peer);
+    f(s);
   }
-  return out;
+}
+
+void Operation::pending_peer_ranks(std::vector<int>& out) const {
+  for_each_pending_peer([&](const hcomm_step_t& s) {
+    if (std::find(out.begin(), out.end(), s.peer) == out.end()) out.push_back(s.peer);
+  });
 }
 
 std::string Operation::pending_peers() const {
   std::string out;
-  for (const hcomm_step_t* s : pending_peer_steps())
-    out += (out.empty() ? "" : ", ") + format("rank %d (%s)", s->peer, step_verb(s->kind));
+  for_each_pending_peer([&](const hcomm_step_t& s) {
+    out += (out.empty() ? "" : ", ") + format("rank %d (%s)", s.peer, step_verb(s.kind));
+  });
   return out.empty() ? "no peer" : out;
-}
-
-std::vector<int> Operation::pending_peer_ranks() const {
-  std::vector<int> out;
-  for (const hcomm_step_t* s : pending_peer_steps()) out.push_back(s->peer);
-  return out;
 }
 
 }  // namespace hcomm::exec

@@ -29,8 +29,18 @@ struct Buffers {
   void* scratch;  // at least schedule.scratch_bytes
 };
 
-// [0][seq:23][match:24][chunk:16]
-constexpr uint64_t collective_tag_base(uint32_t seq) { return uint64_t{seq & 0x7FFFFFu} << 40; }
+// [0][seq:12][signature:11][match:24][chunk:16]: a collective's messages
+// carry its call signature (argument_check.hpp), so that messages of calls
+// whose ranks passed different arguments never match. The signature field
+// all ones is kept for the argument check's own messages.
+constexpr uint32_t kSeqsInFlight = 1u << 12;
+constexpr uint64_t kTagSignatureMask = 0x7FF;
+constexpr uint64_t collective_tag_base(uint32_t seq, uint64_t signature = 0) {
+  const uint64_t s = signature % kTagSignatureMask;  // never all ones
+  return uint64_t{seq % kSeqsInFlight} << 51 | s << 40;
+}
+// The tag of the argument check's messages (comm/argument_check.hpp).
+constexpr uint64_t kCheckTag = kTagSignatureMask << 40;
 // [1][user tag:31][the pair's message number for that tag:16][chunk:16]; match is 0.
 constexpr uint64_t p2p_tag_base(uint32_t user_tag, uint32_t number) {
   return (uint64_t{1} << 63) | (uint64_t{user_tag & 0x7FFFFFFFu} << 32) | (uint64_t{number & 0xFFFFu} << 16);
@@ -61,10 +71,13 @@ class Operation {
   // Tags of this operation's messages are tag_base | match << 16 | chunk:
   // collective_tag_base(seq) for collectives, p2p_tag_base() for sends and
   // receives, so the two never meet.
-  Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base, int nranks);
+  // `signature` is the call's signature (argument_check.hpp), which its
+  // mapped signals carry and its waits check.
+  Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base, int nranks,
+            uint64_t signature = 0);
   ~Operation();
   // The same schedule again, as a new call; the last run must be done.
-  void restart(Buffers buffers, uint32_t seq, uint64_t tag_base);
+  void restart(Buffers buffers, uint32_t seq, uint64_t tag_base, uint64_t signature = 0);
   const Schedule* schedule() const { return schedule_.get(); }
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
@@ -78,7 +91,8 @@ class Operation {
   // The peers this rank still waits on, for timeout messages ("rank 3
   // (receive from), ...") and stall reports (their ranks).
   std::string pending_peers() const;
-  std::vector<int> pending_peer_ranks() const;
+  // Adds those peers' ranks to `out`, each once.
+  void pending_peer_ranks(std::vector<int>& out) const;
   const char* collective() const;
   // "allreduce (call 5, algorithm ring)", to prefix errors with.
   std::string describe() const;
@@ -108,6 +122,8 @@ class Operation {
   std::string context(size_t step) const;
   uint8_t* resolve(const hcomm_bufref_t& ref) const;
   uint64_t tag(const hcomm_step_t& s, uint32_t chunk) const;
+  template <class F>
+  void for_each_pending_peer(F f) const;
   bool chunk_done(uint32_t step, uint32_t chunk) const { return state_->chunk_done[schedule_->chunk_base[step] + chunk]; }
 
   std::shared_ptr<const Schedule> schedule_;
@@ -116,6 +132,7 @@ class Operation {
   uint32_t seq_;
   uint64_t tag_base_;
   int nranks_;
+  uint64_t signature_;
   std::unique_ptr<RunState> state_;
   MappedCall mapped_;
   uint64_t events_ = 0;

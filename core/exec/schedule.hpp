@@ -43,9 +43,20 @@ class StatePool {
   mutable RunState* spare_ = nullptr;
 };
 
+// What every rank must pass alike to a collective, and the algorithm that
+// serves it there: the ranks of a call compare it (comm/argument_check.hpp).
+struct Agreement {
+  int32_t coll = 0, dtype = 0, op = 0, root = 0;
+  uint64_t count = 0;
+  uint64_t counts = 0;  // a hash of the counts array every rank must agree on; 0 where the call has none
+  char algorithm[32] = {};
+  uint64_t hash = 0;  // of the fields above
+};
+
 struct Schedule {
   std::string algorithm;
   hcomm_coll_args_t args{};
+  Agreement agreement;
   std::vector<hcomm_step_t> steps;
   // Per receive-reduce step: where its kMaxInflightChunks staging slots start
   // in scratch, and the bytes of one slot.

@@ -24,8 +24,8 @@ namespace hcomm::exec::window {
 inline constexpr uint64_t kMagic = 0x574f444e49574d48ull;  // "HMWINDOW"
 // 2: a line per call parity, with payload; 3: an exposed buffer may lie in the window;
 // 4: around a hole; 5: flags' lines by call parity, a writer's in match order;
-// 6: flags' lines and publications by lap
-inline constexpr uint32_t kVersion = 6;
+// 6: flags' lines and publications by lap; 7: signals carry the call's signature
+inline constexpr uint32_t kVersion = 7;
 inline constexpr uint64_t kLine = 64;
 inline constexpr uint64_t kPage = 4096;
 // A call that uses no half (its data travels in the signals) may begin once
@@ -42,6 +42,12 @@ inline constexpr uint64_t kMaxOccurrences = HCOMM_MAX_SIGNAL_OCCURRENCES;
 static_assert(kMaxOccurrences < (uint64_t{1} << kOccurrenceBits), "occurrences must fit below the call number");
 
 constexpr uint64_t flag_value(uint64_t call, uint64_t occurrence) { return call << kOccurrenceBits | occurrence; }
+// A signal with a payload is its pair's only one in the call (occurrence 1),
+// so its occurrence bits carry part of the call's signature instead: any
+// value from 1 on is taken as that occurrence, and the waiter compares them.
+constexpr uint64_t payload_occurrence(uint64_t signature) {
+  return (signature & ((uint64_t{1} << (kOccurrenceBits - 1)) - 1)) << 1 | 1;
+}
 constexpr uint64_t call_of(uint64_t value) { return value >> kOccurrenceBits; }
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
@@ -50,7 +56,8 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t
 inline constexpr uint64_t kPayloadBytes = HCOMM_SIGNAL_PAYLOAD_BYTES;
 
 // A flag's line: its value and the payload a signal may carry, so that a
-// small message arrives with its flag. A call uses the lines of its lap;
+// small message arrives with its flag; a signal without payload puts the
+// call's signature there instead, for the waiter to compare. A call uses the lines of its lap;
 // the writer of call k + kLaps waits until every rank finished call k, so a
 // line is never rewritten while its reader still looks at it.
 struct alignas(kLine) FlagLine {

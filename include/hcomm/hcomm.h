@@ -74,7 +74,12 @@ HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size);
 HCOMM_API hcomm_result_t hcomm_comm_topology(hcomm_comm_t comm, const char** json);
 
 /* Collectives. sendbuf == recvbuf is in place. Blocking forms return when this
- * rank's part is done; the i-forms return a request to test or wait on. */
+ * rank's part is done; the i-forms return a request to test or wait on.
+ * Every rank of the communicator makes the same collective calls in the same
+ * order, with the same count, dtype, op, root and recvcounts; where they
+ * differ, the call (or, on a rank that receives nothing in it, the next one)
+ * fails on every rank with HCOMM_ERR_INVALID_ARGUMENT naming both ranks'
+ * arguments, after the ranks waited about 100 ms for each other. */
 HCOMM_API hcomm_result_t hcomm_allreduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
                                          hcomm_op_t op, hcomm_comm_t comm, hcomm_stream_t stream);
 HCOMM_API hcomm_result_t hcomm_iallreduce(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,

@@ -815,7 +815,7 @@ TEST(ExecutorMapped, CallsThatOnlySignalRunLapsAhead) {
   // A call that may not begin yet is tried again, as the executor does.
   auto call = std::make_unique<MappedCall>();
   auto begins = [&](const Schedule& s) {
-    if (!call->begin(&rank0, s, buffers)) return false;
+    if (!call->begin(&rank0, s, buffers, 0)) return false;
     call->end();
     call = std::make_unique<MappedCall>();
     return true;
