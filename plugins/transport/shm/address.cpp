@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "hcomm/plugin/auth.hpp"
 #include "hcomm/plugin/transport.h"
 #include "hcomm/plugin/util.hpp"
 
@@ -34,12 +35,6 @@ HostIdentity read_local_identity() {
   id.pid_ns = namespace_inode("/proc/self/ns/pid");
   if (!id.ipc_ns || !id.mnt_ns || !id.pid_ns) id.boot_id[0] = '\0';
   return id;
-}
-
-uint64_t mix(uint64_t x) {  // the splitmix64 finaliser
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 template <size_t N>
@@ -95,10 +90,10 @@ void Address::encode(void* buf, size_t* len) const {
 }
 
 uint64_t keyed_check(const uint8_t (&comm_key)[16]) {
-  uint64_t lo, hi;
-  std::memcpy(&lo, comm_key, 8);
-  std::memcpy(&hi, comm_key + 8, 8);
-  return mix(mix(lo ^ 0x6863'6f6d'6d2d'7368ull) ^ hi);  // domain: "hcomm-sh"
+  uint64_t check = 0;
+  if (!plugin::auth::derived_tag(comm_key, "hcomm shm communicator", &check))
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot derive the communicator's check value: libcrypto's HMAC failed");
+  return check;
 }
 
 }  // namespace hcomm::shm

@@ -51,7 +51,11 @@ struct Address {
   bool can_share_memory_with(const Address& other) const;
 };
 
-// A 64-bit value that identifies a communicator without publishing its key.
+// A 64-bit value that tells this communicator's segments, FIFOs and CMA probe
+// word apart from those of other communicators of the same user (a stale job,
+// another communicator of this one): a keyed hash of the key
+// (auth::derived_tag), which reveals nothing of it. It is no secret from the
+// peers of the same user, who can read this process's memory anyway.
 uint64_t keyed_check(const uint8_t (&comm_key)[16]);
 
 }  // namespace hcomm::shm
