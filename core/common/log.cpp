@@ -38,19 +38,8 @@ struct Config {
       if (strcasecmp(lv.c_str(), kLevelNames[i]) == 0) level = static_cast<hcomm_log_level_t>(i);
     subsys = parse_subsys_list(settings::raw("HCOMM_DEBUG_SUBSYS"));
     std::string file = settings::raw("HCOMM_DEBUG_FILE");
-    if (!file.empty()) {
-      std::string path;
-      for (size_t i = 0; i < file.size(); ++i) {
-        if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'h') {
-          path += host, ++i;
-        } else if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'p') {
-          path += std::to_string(getpid()), ++i;
-        } else {
-          path += file[i];
-        }
-      }
-      if (FILE* f = std::fopen(path.c_str(), "a")) out = f;
-    }
+    if (!file.empty())
+      if (FILE* f = std::fopen(file_path(file).c_str(), "a")) out = f;
   }
 };
 
@@ -63,6 +52,19 @@ std::atomic<int> g_rank{-1};
 std::mutex g_write_mutex;
 
 }  // namespace
+
+std::string file_path(const std::string& pattern) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string path;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && (pattern[i + 1] == 'h' || pattern[i + 1] == 'p'))
+      path += pattern[++i] == 'h' ? std::string(host) : std::to_string(getpid());
+    else
+      path += pattern[i];
+  }
+  return path;
+}
 
 unsigned parse_subsys_list(const std::string& text) {
   if (text.empty()) return ALL;

@@ -17,6 +17,8 @@ unsigned subsys_from_name(const char* name);  // 0 when unknown
 // "NET,ALGO" or "^EXEC" (all but); an empty list means ALL.
 unsigned parse_subsys_list(const std::string& text);
 void set_rank(int rank);                       // shown in the prefix once known
+// HCOMM_DEBUG_FILE's `pattern` with %h replaced by the host name, %p by the pid.
+std::string file_path(const std::string& pattern);
 
 }  // namespace hcomm::log
 

@@ -43,15 +43,7 @@ bool valid_subsys_list(const std::string& text) {
 // replaced (the folder exists and is writable, or the file is).
 bool writable_log_file(const std::string& pattern) {
   if (pattern.empty()) return true;
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string path;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size() && (pattern[i + 1] == 'h' || pattern[i + 1] == 'p'))
-      path += pattern[++i] == 'h' ? std::string(host) : std::to_string(getpid());
-    else
-      path += pattern[i];
-  }
+  const std::string path = log::file_path(pattern);
   if (access(path.c_str(), F_OK) == 0) return access(path.c_str(), W_OK) == 0;
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);

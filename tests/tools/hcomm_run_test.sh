@@ -241,16 +241,15 @@ case_launcher_killed() {
 
 # Leftover segments of the job's ranks are removed, other processes' are not.
 case_shm() {
-  DECOY="/dev/shm/hcomm-shm-$$-decoy"
+  DECOY="/dev/shm/hcomm-ofi-$$-decoy"
   : >"$DECOY"
-  launch -n 2 sh -c 'echo $$ > "$0/rank.$HCOMM_RANK"; : > /dev/shm/hcomm-shm-$$-seg0; : > /dev/shm/hcomm-shm-$$-seg1
-                     : > /dev/shm/hcomm-ofi-$$-0a1b2c3d:0:0; [ "$HCOMM_RANK" = 1 ] && exit 4; exit 0' "$WORK"
+  launch -n 2 sh -c 'echo $$ > "$0/rank.$HCOMM_RANK"; : > /dev/shm/hcomm-ofi-$$-0a1b2c3d:0:0
+                     : > /dev/shm/hcomm-ofi-$$-0a1b2c3d:0:1; [ "$HCOMM_RANK" = 1 ] && exit 4; exit 0' "$WORK"
   expect_rc 4
   local rank
   for rank in 0 1; do
     local pid
     pid=$(cat "$WORK/rank.$rank")
-    ls /dev/shm/hcomm-shm-"$pid"-* >/dev/null 2>&1 && { rm -f /dev/shm/hcomm-shm-"$pid"-*; fail "segments of rank $rank remain"; }
     ls /dev/shm/hcomm-ofi-"$pid"-* >/dev/null 2>&1 &&
       { rm -f /dev/shm/hcomm-ofi-"$pid"-*; fail "libfabric shm regions of rank $rank remain"; }
   done

@@ -109,7 +109,7 @@ const char* help_text() {
          "SIGTERM and SIGHUP are forwarded to every rank; a second one kills them.\n"
          "Ranks read standard input from /dev/null. Each rank has a process group of\n"
          "its own: when the job ends, processes a rank left in it are killed, and the\n"
-         "ranks' leftover shared memory (/dev/shm/hcomm-shm-<pid>-*) is removed.\n"
+         "ranks' leftover shared memory (/dev/shm/hcomm-ofi-<pid>-*) is removed.\n"
          "Exit status: 0 when every rank exits 0; 2 for a command line that cannot run;\n"
          "124 after --timeout; 1 when hcomm-run itself fails (the message says why).\n";
 }

@@ -14,9 +14,8 @@ namespace hcomm::run {
 namespace {
 
 constexpr const char* kShmDir = "/dev/shm";
-// The shm transport's segments, and the regions of libfabric's shm provider
-// as the ofi transport names them.
-constexpr std::string_view kSegmentPrefixes[] = {"hcomm-shm-", "hcomm-ofi-"};
+// The regions of libfabric's shm provider as the ofi transport names them.
+constexpr std::string_view kSegmentPrefixes[] = {"hcomm-ofi-"};
 
 // The pid in "<prefix><pid>-<anything>", if the name has that shape.
 std::optional<pid_t> segment_owner(std::string_view name) {

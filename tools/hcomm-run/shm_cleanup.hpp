@@ -1,8 +1,6 @@
-// The shared-memory transport names its segments /dev/shm/hcomm-shm-<pid>-*
-// after the process that made them and unlinks them once its peers have
-// mapped them; a rank that dies before that leaves them behind. The ofi
-// transport names libfabric's shm regions /dev/shm/hcomm-ofi-<pid>-*, which
-// the provider unlinks at close, never reached by a killed process.
+// The ofi transport names libfabric's shm regions /dev/shm/hcomm-ofi-<pid>-*,
+// which the provider unlinks at close, never reached by a killed process.
+// (The shm transport's segments never have a name.)
 #pragma once
 
 #include <sys/types.h>

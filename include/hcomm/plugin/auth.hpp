@@ -72,4 +72,18 @@ inline std::span<const uint8_t> label(const char* text) {
   return {reinterpret_cast<const uint8_t*>(text), n + 1};  // the terminator ends the label unambiguously
 }
 
+// A 64-bit value that names what `key` protects where no handshake exists
+// (addresses, message headers): the first bytes of mac(key, label(purpose)).
+// Neither it nor the values for other purposes reveal anything of the key, so
+// it may be published; it is no proof of the key, since anyone who sees it can
+// repeat it. False when libcrypto fails.
+inline bool derived_tag(std::span<const uint8_t> key, const char* purpose, uint64_t* out) {
+  Mac m;
+  if (!mac(key, {label(purpose)}, &m)) return false;
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = v << 8 | m[static_cast<size_t>(i)];
+  *out = v;
+  return true;
+}
+
 }  // namespace hcomm::plugin::auth

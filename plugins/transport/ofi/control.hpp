@@ -1,6 +1,6 @@
 // Control messages travel untagged (FI_MSG), a matching space of their own
 // apart from the users' tagged messages; each carries the communicator key's
-// check value, and messages with another are dropped.
+// check value (a keyed hash of it), and messages with another are dropped.
 #pragma once
 
 #include <cstdint>

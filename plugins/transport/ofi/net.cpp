@@ -13,6 +13,8 @@
 #include <string_view>
 #include <thread>
 
+#include "hcomm/plugin/auth.hpp"
+
 namespace hcomm::ofi {
 
 namespace {
@@ -29,8 +31,10 @@ constexpr auto kWaitNapMin = std::chrono::microseconds(50);
 constexpr auto kWaitNapMax = std::chrono::milliseconds(2);
 
 uint64_t key_check_of(const uint8_t (&key)[16]) {
-  constexpr char kSalt[] = "hcomm-ofi-key";
-  return fnv1a(key, sizeof key, fnv1a(kSalt, sizeof kSalt));
+  uint64_t check = 0;
+  if (!plugin::auth::derived_tag(key, "hcomm ofi communicator", &check))
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "ofi: cannot derive the communicator's check value: libcrypto's HMAC failed");
+  return check;
 }
 
 // The shared-memory file of a peer of the shm provider, whose endpoint names

@@ -71,7 +71,7 @@ class Net {
   Fabric& fabric_;
   const plugin::Services& services_;
   int rank_;
-  uint64_t key_check_;  // from the communicator key; travels as remote CQ data on every message
+  uint64_t key_check_;  // keyed hash of the communicator key; travels as remote CQ data on every message
   Clock::duration liveness_;
   Clock::time_point next_check_;
   Address local_;

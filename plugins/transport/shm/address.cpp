@@ -1,15 +1,13 @@
 #include "address.hpp"
 
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 
+#include "hcomm/plugin/auth.hpp"
 #include "hcomm/plugin/transport.h"
 #include "hcomm/plugin/util.hpp"
 
@@ -18,7 +16,7 @@ namespace hcomm::shm {
 namespace {
 
 constexpr uint32_t kAddressMagic = 0x4d485348;  // "HSHM"
-constexpr uint32_t kAddressVersion = 1;
+constexpr uint32_t kAddressVersion = 2;
 static_assert(sizeof(Address) <= HCOMM_TRANSPORT_MAX_ADDRESS, "the shm address must fit the bootstrap's slot");
 
 uint64_t namespace_inode(const char* path) {
@@ -37,12 +35,6 @@ HostIdentity read_local_identity() {
   id.pid_ns = namespace_inode("/proc/self/ns/pid");
   if (!id.ipc_ns || !id.mnt_ns || !id.pid_ns) id.boot_id[0] = '\0';
   return id;
-}
-
-uint64_t mix(uint64_t x) {  // the splitmix64 finaliser
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 template <size_t N>
@@ -64,7 +56,7 @@ bool HostIdentity::same_host(const HostIdentity& other) const {
 }
 
 bool Address::can_share_memory_with(const Address& other) const {
-  return host.same_host(other.host) && uid == other.uid;
+  return host.same_host(other.host) && uid == other.uid && dumpable && other.dumpable;
 }
 
 Address Address::decode(const void* blob, size_t len, const char* what) {
@@ -80,7 +72,7 @@ Address Address::decode(const void* blob, size_t len, const char* what) {
                        "shm: %s is not a shm address of version %u (magic %#x, version %u): use the same HComm build "
                        "on every rank",
                        what, kAddressVersion, a.magic, a.version);
-  if (!terminated(a.host.boot_id) || !terminated(a.host.hostname) || !terminated(a.segment_name))
+  if (!terminated(a.host.boot_id) || !terminated(a.host.hostname))
     HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "shm: %s holds an unterminated string", what);
   return a;
 }
@@ -98,21 +90,10 @@ void Address::encode(void* buf, size_t* len) const {
 }
 
 uint64_t keyed_check(const uint8_t (&comm_key)[16]) {
-  uint64_t lo, hi;
-  std::memcpy(&lo, comm_key, 8);
-  std::memcpy(&hi, comm_key + 8, 8);
-  return mix(mix(lo ^ 0x6863'6f6d'6d2d'7368ull) ^ hi);  // domain: "hcomm-sh"
-}
-
-std::string segment_name(pid_t pid) {
-  static std::atomic<unsigned> counter{0};
-  uint32_t tag = 0;
-  if (::getrandom(&tag, sizeof tag, 0) != static_cast<ssize_t>(sizeof tag))
-    tag = static_cast<uint32_t>(::time(nullptr));
-  char name[64];
-  std::snprintf(name, sizeof name, "/hcomm-shm-%d-%08x-%u", static_cast<int>(pid), tag,
-                counter.fetch_add(1, std::memory_order_relaxed));
-  return name;
+  uint64_t check = 0;
+  if (!plugin::auth::derived_tag(comm_key, "hcomm shm communicator", &check))
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot derive the communicator's check value: libcrypto's HMAC failed");
+  return check;
 }
 
 }  // namespace hcomm::shm

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 namespace hcomm::shm {
 
@@ -36,24 +35,27 @@ struct Address {
   uint64_t probe_address;  // a word holding key_check in the owner's memory: the CMA probe reads it
   int32_t rank;
   int32_t pid;
-  uint32_t uid;        // segments are private to their user (mode 0600)
-  int32_t segment_fd;  // the owner's descriptor of the segment, for /proc/<pid>/fd/<fd>
-  char segment_name[56];
+  uint32_t uid;  // segments are private to their user (mode 0600)
+  // Peers of the same user may open this process's /proc/<pid>/fd entries:
+  // it is dumpable (prctl PR_SET_DUMPABLE, set-uid programs).
+  uint32_t dumpable;
+  int32_t segment_fd;  // the owner's descriptor of its segment, opened as /proc/<pid>/fd/<fd>
+  uint64_t segment_inode;
+  uint64_t segment_device;
 
   // Copies the blob out after checking its size and magic; `what` names it in errors.
   static Address decode(const void* blob, size_t len, const char* what);
   // Writes the blob; *len is the capacity in, the length out.
   void encode(void* buf, size_t* len) const;
-  // Same host and same user: the two can map each other's segments.
+  // Same host, same user, both dumpable: the two can map each other's segments.
   bool can_share_memory_with(const Address& other) const;
 };
 
-// A 64-bit value that identifies a communicator without publishing its key.
+// A 64-bit value that tells this communicator's segments, FIFOs and CMA probe
+// word apart from those of other communicators of the same user (a stale job,
+// another communicator of this one): a keyed hash of the key
+// (auth::derived_tag), which reveals nothing of it. It is no secret from the
+// peers of the same user, who can read this process's memory anyway.
 uint64_t keyed_check(const uint8_t (&comm_key)[16]);
-
-// "/hcomm-shm-<pid>-<8 random hex digits>-<counter>": unique in this process,
-// and unlikely to meet a leftover of an earlier process of the same pid. No
-// part of the communicator's key appears in it (/dev/shm is world-readable).
-std::string segment_name(pid_t pid);
 
 }  // namespace hcomm::shm

@@ -28,9 +28,8 @@ constexpr size_t kPacketsPerProgress = 64;
 
 std::optional<Segment> attach_unless_self(const Net& net, const Address& peer) {
   if (peer.rank == net.rank()) return std::nullopt;
-  return Segment::attach(peer.segment_name,
-                         SegmentOwner{.rank = peer.rank, .pid = peer.pid, .key_check = peer.key_check},
-                         peer.segment_fd);
+  return Segment::attach(SegmentOwner{.rank = peer.rank, .pid = peer.pid, .key_check = peer.key_check},
+                         SegmentFile{.fd = peer.segment_fd, .inode = peer.segment_inode, .device = peer.segment_device});
 }
 
 uint32_t claim_fifo(const Segment& target, int peer_rank, int own_rank) {
@@ -212,8 +211,6 @@ void Endpoint::check_peer(Clock::time_point now) {
     // A packet it was writing when it died: the failure below covers it.
   }
   fail(HCOMM_ERR_REMOTE, plugin::format("shm: %s died", describe_peer().c_str()));
-  // Its owner cannot remove the name any more (if it had not yet).
-  ::shm_unlink(peer_.segment_name);
 }
 
 // A peer closes its producer side before its consumer side: once either is

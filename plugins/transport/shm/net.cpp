@@ -1,5 +1,6 @@
 #include "net.hpp"
 
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,8 +38,7 @@ Net::Net(const Config& config, const plugin::Services& services, const hcomm_tra
       rank_(checked(args).rank),
       nranks_(args.nranks),
       cma_probe_word_(keyed_check(args.comm_key)),
-      segment_(Segment::create(segment_name(::getpid()),
-                               SegmentOwner{.rank = rank_, .pid = ::getpid(), .key_check = cma_probe_word_},
+      segment_(Segment::create(SegmentOwner{.rank = rank_, .pid = ::getpid(), .key_check = cma_probe_word_},
                                Geometry{.fifo_count = fifo_count(nranks_), .fifo_bytes = config.fifo_bytes})),
       doorbell_(segment_.header()),
       connected_(static_cast<size_t>(nranks_), false) {
@@ -48,11 +48,17 @@ Net::Net(const Config& config, const plugin::Services& services, const hcomm_tra
   address_.rank = rank_;
   address_.pid = ::getpid();
   address_.uid = ::getuid();
-  address_.segment_fd = segment_.fd();
-  std::snprintf(address_.segment_name, sizeof address_.segment_name, "%s", segment_.name().c_str());
+  address_.dumpable = ::prctl(PR_GET_DUMPABLE) == 1 ? 1 : 0;
+  address_.segment_fd = segment_.file().fd;
+  address_.segment_inode = segment_.file().inode;
+  address_.segment_device = segment_.file().device;
   if (!address_.host.known())
     services_.log(HCOMM_LOG_INFO, "NET",
                   "shm: this host's identity (boot id, namespaces) cannot be read: shm reaches no peer");
+  if (!address_.dumpable)
+    services_.log(HCOMM_LOG_INFO, "NET",
+                  "shm: this process is not dumpable (prctl PR_SET_DUMPABLE, or a set-uid program): peers cannot "
+                  "open its segment, shm reaches no peer");
 }
 
 Net::~Net() {
@@ -74,8 +80,8 @@ Endpoint& Net::connect(int peer_rank, const void* blob, size_t len) {
                        peer_rank);
   if (!address_.can_share_memory_with(peer))
     HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED,
-                       "shm: connect: rank %d runs on another host or container (%s) or as another user (uid %u), "
-                       "shm reaches this one only; score reports it unreachable",
+                       "shm: connect: rank %d runs on another host or container (%s), as another user (uid %u) or "
+                       "one of the two is not dumpable; score reports it unreachable",
                        peer_rank, peer.host.hostname, peer.uid);
   if (peer_rank == rank_ && peer.pid != ::getpid())
     HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "shm: connect: the address of this rank (%d) names pid %d", rank_,
@@ -120,7 +126,6 @@ void Net::progress() {
     if (!now) now = Endpoint::Clock::now();
     ep->check_peer(*now);
   }
-  unlink_once_all_attached();
 }
 
 bool Net::has_work() {
@@ -133,17 +138,6 @@ void Net::wait(int64_t timeout_us) {
                        static_cast<long long>(timeout_us));
   if (timeout_us == 0 || has_work()) return;
   doorbell_.sleep([this] { return has_work(); }, watching_a_peer() ? std::min(timeout_us, kMaxSleepUs) : timeout_us);
-}
-
-// Once every peer this rank connected to has attached, nobody needs the name:
-// removing it now leaves nothing in /dev/shm whatever happens later.
-void Net::unlink_once_all_attached() {
-  if (!segment_.linked() || endpoints_.empty()) return;
-  for (auto& ep : endpoints_)
-    if (!ep->attached_or_failed()) return;
-  segment_.unlink();
-  services_.log(HCOMM_LOG_DEBUG, "NET",
-                "shm: rank " + std::to_string(rank_) + ": every peer attached, " + segment_.name() + " unlinked");
 }
 
 void Net::note_cma_denied(const std::string& why) {

@@ -51,8 +51,6 @@ class Net {
   // not much longer than the liveness interval while a peer is watched).
   void wait(int64_t timeout_us);
 
-  // Removes the segment's name once every connected peer has attached.
-  void unlink_once_all_attached();
   // Logs, once per net, that a peer cannot be read with CMA.
   void note_cma_denied(const std::string& why);
 

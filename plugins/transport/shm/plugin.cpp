@@ -119,7 +119,6 @@ hcomm_result_t shm_ep_ready(void* ep, int* ready) {
     Endpoint& e = checked<Endpoint>(ep, "ep_ready: ep");
     int* out = checked_out(ready, "ep_ready: ready");
     *out = e.ready() ? 1 : 0;
-    if (*out) e.net().unlink_once_all_attached();
   });
 }
 

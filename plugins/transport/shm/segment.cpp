@@ -18,19 +18,19 @@ namespace hcomm::shm {
 
 namespace {
 
-std::byte* map(int fd, size_t bytes, const std::string& name) {
+// Where the segments live: their pages count against this file system's size.
+constexpr const char* kShmDir = "/dev/shm";
+
+std::byte* map(int fd, size_t bytes, const char* whose) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot map %zu bytes of segment %s: %s", bytes, name.c_str(),
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot map %zu bytes of the segment of %s: %s", bytes, whose,
                        std::strerror(errno));
   return static_cast<std::byte*>(p);
 }
 
-int open_existing(const std::string& name, pid_t owner_pid, int fd) {
-  int f = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (f >= 0 || errno != ENOENT) return f;
-  std::string path = "/proc/" + std::to_string(owner_pid) + "/fd/" + std::to_string(fd);
-  return ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+std::string describe(const SegmentOwner& owner) {
+  return plugin::format("rank %d (pid %d)", owner.rank, static_cast<int>(owner.pid));
 }
 
 }  // namespace
@@ -45,42 +45,44 @@ void reserve(int fd, size_t bytes, const char* what) {
                                    : "");
 }
 
-Segment::Segment(std::string name, int fd, std::byte* base, size_t bytes, Geometry geometry, bool owned)
-    : name_(std::move(name)), fd_(fd), base_(base), bytes_(bytes), geometry_(geometry), linked_(owned) {}
+Segment::Segment(int fd) : file_{.fd = fd, .inode = 0, .device = 0} {}
 
 Segment::Segment(Segment&& other) noexcept
-    : name_(std::move(other.name_)),
-      fd_(std::exchange(other.fd_, -1)),
+    : file_(std::exchange(other.file_, SegmentFile{.fd = -1, .inode = 0, .device = 0})),
       base_(std::exchange(other.base_, nullptr)),
       bytes_(other.bytes_),
-      geometry_(other.geometry_),
-      linked_(std::exchange(other.linked_, false)) {}
+      geometry_(other.geometry_) {}
 
 Segment::~Segment() { release(); }
 
 void Segment::release() noexcept {
-  unlink();
   if (base_) ::munmap(base_, bytes_);
-  if (fd_ >= 0) ::close(fd_);
+  if (file_.fd >= 0) ::close(file_.fd);
   base_ = nullptr;
-  fd_ = -1;
+  file_.fd = -1;
 }
 
-void Segment::unlink() {
-  if (linked_) ::shm_unlink(name_.c_str());
-  linked_ = false;
-}
-
-Segment Segment::create(const std::string& name, const SegmentOwner& owner, const Geometry& geometry) {
+Segment Segment::create(const SegmentOwner& owner, const Geometry& geometry) {
   const size_t bytes = geometry.total_bytes();
-  int raw = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  int raw = ::open(kShmDir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (raw < 0)
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot create segment %s: %s", name.c_str(), std::strerror(errno));
-  // From here on the Segment owns the name, the descriptor and the mapping, so
-  // that any failure below unlinks and closes what exists.
-  Segment s(name, raw, nullptr, bytes, geometry, true);
-  reserve(raw, bytes, ("segment " + name).c_str());
-  s.base_ = map(raw, bytes, name);
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM,
+                       "shm: cannot create a segment in %s (an unnamed file, O_TMPFILE): %s; the shm transport needs "
+                       "a tmpfs there (exclude it with HCOMM_TRANSPORTS=^shm otherwise)",
+                       kShmDir, std::strerror(errno));
+  // From here on the Segment owns the descriptor and the mapping, so that any
+  // failure below closes what exists.
+  Segment s(raw);
+  struct stat st {};
+  if (::fstat(raw, &st) != 0)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot read the segment's identity (fstat): %s", std::strerror(errno));
+  s.file_.inode = static_cast<uint64_t>(st.st_ino);
+  s.file_.device = static_cast<uint64_t>(st.st_dev);
+  s.bytes_ = bytes;
+  s.geometry_ = geometry;
+  const std::string whose = describe(owner);
+  reserve(raw, bytes, ("the segment of " + whose).c_str());
+  s.base_ = map(raw, bytes, whose.c_str());
   auto* h = new (s.base_) SegmentHeader{};
   h->version = kLayoutVersion;
   h->owner_rank = owner.rank;
@@ -93,39 +95,44 @@ Segment Segment::create(const std::string& name, const SegmentOwner& owner, cons
   return s;
 }
 
-Segment Segment::attach(const std::string& name, const SegmentOwner& owner, int fd) {
-  int raw = open_existing(name, owner.pid, fd);
+Segment Segment::attach(const SegmentOwner& owner, const SegmentFile& file) {
+  const std::string whose = describe(owner);
+  const std::string path = plugin::format("/proc/%d/fd/%d", static_cast<int>(owner.pid), file.fd);
+  int raw = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (raw < 0) {
     const int err = errno;
     if (::kill(owner.pid, 0) != 0 && errno == ESRCH)
-      HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "shm: rank %d (pid %d) died", owner.rank, static_cast<int>(owner.pid));
-    HCOMM_PLUGIN_THROW(
-        HCOMM_ERR_SYSTEM, "shm: cannot open segment %s of rank %d (pid %d), neither by name nor as /proc/%d/fd/%d: %s",
-        name.c_str(), owner.rank, static_cast<int>(owner.pid), static_cast<int>(owner.pid), fd, std::strerror(err));
+      HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "shm: %s died", whose.c_str());
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "shm: cannot open the segment of %s as %s: %s", whose.c_str(), path.c_str(),
+                       std::strerror(err));
   }
-  Segment s(name, raw, nullptr, 0, Geometry{}, false);
+  Segment s(raw);
   struct stat st {};
-  if (::fstat(raw, &st) != 0 || static_cast<uint64_t>(st.st_size) < Geometry::controls_offset())
-    HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "shm: segment %s of rank %d is too small (%lld bytes)", name.c_str(),
-                       owner.rank, static_cast<long long>(st.st_size));
+  if (::fstat(raw, &st) != 0 || static_cast<uint64_t>(st.st_ino) != file.inode ||
+      static_cast<uint64_t>(st.st_dev) != file.device)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "shm: %s is not the segment of %s any more (that process ended)",
+                       path.c_str(), whose.c_str());
+  if (static_cast<uint64_t>(st.st_size) < Geometry::controls_offset())
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "shm: the segment of %s is too small (%lld bytes)", whose.c_str(),
+                       static_cast<long long>(st.st_size));
   s.bytes_ = static_cast<size_t>(st.st_size);
-  s.base_ = map(raw, s.bytes_, name);
+  s.base_ = map(raw, s.bytes_, whose.c_str());
   const SegmentHeader& h = s.header();
   if (h.magic.load(std::memory_order_acquire) != kSegmentMagic || h.version != kLayoutVersion)
     HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE,
-                       "shm: segment %s of rank %d has layout version %u, this plugin uses %u: use the same HComm "
-                       "build on every rank",
-                       name.c_str(), owner.rank, h.version, kLayoutVersion);
+                       "shm: the segment of %s has layout version %u, this plugin uses %u: use the same HComm build "
+                       "on every rank",
+                       whose.c_str(), h.version, kLayoutVersion);
   if (h.owner_rank != owner.rank || h.owner_pid != owner.pid || h.key_check != owner.key_check)
     HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE,
-                       "shm: segment %s belongs to rank %d (pid %d) of another communicator, not to rank %d (pid %d)",
-                       name.c_str(), h.owner_rank, h.owner_pid, owner.rank, static_cast<int>(owner.pid));
+                       "shm: %s holds the segment of rank %d (pid %d) of another communicator, not that of %s",
+                       path.c_str(), h.owner_rank, h.owner_pid, whose.c_str());
   s.geometry_ = Geometry{.fifo_count = h.fifo_count, .fifo_bytes = h.fifo_bytes};
   if (s.geometry_.total_bytes() != s.bytes_ || h.fifo_bytes % kPage != 0 ||
       max_packet_bytes(h.fifo_bytes) <= sizeof(PacketHeader))
     HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE,
-                       "shm: segment %s of rank %d is %zu bytes, its header describes %u FIFOs of %llu bytes",
-                       name.c_str(), owner.rank, s.bytes_, h.fifo_count, static_cast<unsigned long long>(h.fifo_bytes));
+                       "shm: the segment of %s is %zu bytes, its header describes %u FIFOs of %llu bytes",
+                       whose.c_str(), s.bytes_, h.fifo_count, static_cast<unsigned long long>(h.fifo_bytes));
   return s;
 }
 

@@ -1,16 +1,18 @@
 // A rank's shared segment, mapped into this process (RAII).
 //
-// The owner creates it (shm_open with O_EXCL, mode 0600: private to the user)
-// and unlinks its name as soon as every peer has attached, so that nothing is
-// left in /dev/shm if a process is killed later. A peer that connects after
-// that reopens the still-open file through /proc/<owner pid>/fd/<fd>.
+// The owner creates it in /dev/shm without a name (O_TMPFILE, mode 0600:
+// private to the user), so that nothing can be left there whatever happens to
+// any process, at any point: the kernel frees the memory once the last
+// descriptor and mapping are gone. Its pages still count against /dev/shm's
+// size. Peers open the owner's descriptor through /proc/<owner pid>/fd/<fd>
+// (same user, owner dumpable) and check the file's inode, so that a reused
+// descriptor number or pid cannot map something else.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "layout.hpp"
 
@@ -28,23 +30,25 @@ struct SegmentOwner {
   uint64_t key_check;
 };
 
+// Where the owner's process holds its segment: descriptor, and the file's identity.
+struct SegmentFile {
+  int fd;
+  uint64_t inode;
+  uint64_t device;
+};
+
 class Segment {
  public:
-  static Segment create(const std::string& name, const SegmentOwner& owner, const Geometry& geometry);
-  // Maps the segment `name` of `owner` (or its file descriptor `fd` in the
-  // owner's process once the name is gone) and checks its header.
-  static Segment attach(const std::string& name, const SegmentOwner& owner, int fd);
+  static Segment create(const SegmentOwner& owner, const Geometry& geometry);
+  // Maps the segment that `owner`'s process holds as `file`, and checks its header.
+  static Segment attach(const SegmentOwner& owner, const SegmentFile& file);
 
   Segment(Segment&& other) noexcept;
   Segment& operator=(Segment&&) = delete;
   Segment(const Segment&) = delete;
   ~Segment();
 
-  // Removes the name; the memory stays until the last mapping goes.
-  void unlink();
-  bool linked() const { return linked_; }
-  const std::string& name() const { return name_; }
-  int fd() const { return fd_; }
+  const SegmentFile& file() const { return file_; }
 
   SegmentHeader& header() const { return *reinterpret_cast<SegmentHeader*>(base_); }
   const Geometry& geometry() const { return geometry_; }
@@ -54,15 +58,13 @@ class Segment {
   std::byte* data(uint32_t fifo) const { return base_ + geometry_.data_offset(fifo); }
 
  private:
-  Segment(std::string name, int fd, std::byte* base, size_t bytes, Geometry geometry, bool owned);
+  explicit Segment(int fd);
   void release() noexcept;
 
-  std::string name_;
-  int fd_;
-  std::byte* base_;
-  size_t bytes_;
-  Geometry geometry_;
-  bool linked_;  // this process created the name and has not removed it yet
+  SegmentFile file_;
+  std::byte* base_ = nullptr;
+  size_t bytes_ = 0;
+  Geometry geometry_{};
 };
 
 }  // namespace hcomm::shm
