@@ -95,7 +95,10 @@ std::vector<std::string> shm_leftovers(const std::vector<pid_t>& pids) {
   if (!d) return found;
   while (dirent* e = readdir(d))
     for (pid_t p : pids)
-      if (std::string(e->d_name).rfind("hcomm-shm-" + std::to_string(p) + "-", 0) == 0) found.push_back(e->d_name);
+      // Any transport's file of that process: hcomm-<transport>-<pid>-...
+      if (const std::string name = e->d_name;
+          name.rfind("hcomm-", 0) == 0 && name.find("-" + std::to_string(p) + "-") != std::string::npos)
+        found.push_back(name);
   closedir(d);
   return found;
 }

@@ -83,7 +83,7 @@ case_config() {
     -eq 3 ] || fail "not one override line per rank"
   topo 3 --transports nosuch
   expect_rc 1
-  grep -qF "the communicator's transports 'nosuch' name transport 'nosuch', which is not loaded" "$WORK/err" ||
+  grep -qF "hcomm_config_t.transports='nosuch' names transport 'nosuch', which was not found" "$WORK/err" ||
     fail "no message for an unknown transport"
 }
 
