@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The peer sends a piece (or closes once the input is used up), then the reader reads what came.
     const size_t piece = input.ConsumeIntegralInRange<size_t>(1, 64);
     const std::vector<uint8_t> bytes = input.ConsumeBytes<uint8_t>(piece);
-    if (bytes.empty()) theirs.reset();
+    if (bytes.empty())
+      theirs.reset();
     else if (send_some(theirs.get(), bytes.data(), bytes.size()) != static_cast<ptrdiff_t>(bytes.size()))
       std::abort();
     for (;;) {

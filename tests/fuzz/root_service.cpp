@@ -4,6 +4,8 @@
 // bytes in its place, then frames. Each input gets a fresh one-rank service
 // and waits until it has ended (a refused client leaves it waiting for its
 // rank until its timeout, kept short); none may crash or hang.
+#include "core/bootstrap/root_service.hpp"
+
 #include <fuzzer/FuzzedDataProvider.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -19,7 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include "core/bootstrap/root_service.hpp"
 #include "core/bootstrap/socket.hpp"
 #include "core/bootstrap/wire.hpp"
 
@@ -72,7 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider input(data, size);
   Fd listener = listen_on(Endpoint{.ip = htonl(INADDR_LOOPBACK), .port = 0});
   const uint16_t port = local_endpoint(listener.get()).port;
-  start_root_service(std::move(listener), RootOptions{.secret = kSecret, .nranks = 1, .timeout_s = 0.1, .address = "fuzz"});
+  start_root_service(std::move(listener),
+                     RootOptions{.secret = kSecret, .nranks = 1, .timeout_s = 0.1, .address = "fuzz"});
   Fd client = connect_to(port);
 
   Hello hello{};

@@ -1,11 +1,12 @@
 // Tune files (core/algorithm/tune_file.cpp): any text parses or is a
 // HCOMM_ERR_CONFIG error; what parses is written out and parses again.
+#include "core/algorithm/tune_file.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "core/algorithm/tune_file.hpp"
 #include "core/common/error.hpp"
 
 using namespace hcomm;

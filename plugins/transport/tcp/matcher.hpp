@@ -31,7 +31,7 @@ struct InMessage {
   uint64_t total = 0;
   std::byte* dest = nullptr;  // where its bytes land: the receive's buffer, `held`, or nowhere once dropped
   PooledBuffer held;          // while no receive has taken it
-  uint64_t claimed = 0;  // bytes of the pieces resolved so far, whether read or not
+  uint64_t claimed = 0;       // bytes of the pieces resolved so far, whether read or not
   uint64_t received = 0;
   uint64_t extent = 0;      // end of the furthest byte written so far
   Request* recv = nullptr;  // the receive that took it, if any
