@@ -12,6 +12,7 @@ packages+=(libpmix-dev openmpi-bin)  # the PMIx bootstrap; tests/launch starts r
 packages+=(libibverbs-dev rdma-core)  # the verbs transport (skipped without libibverbs)
 packages+=(libfabric-dev libfabric-bin)  # the ofi transport (skipped without libfabric); fi_pingpong
 packages+=(libucx-dev)  # the ucx transport (skipped without UCX)
+packages+=(clang libclang-rt-14-dev)  # scripts/run-fuzz.sh: libFuzzer targets (tests/fuzz)
 packages+=(slurmctld slurmd slurm-client munge)  # tests/launch starts a one-host Slurm cluster for srun
 missing=()
 for p in "${packages[@]}"; do

@@ -39,13 +39,19 @@ InMessage& Matcher::resolve(const wire::PieceHeader& piece) {
           format("protocol error: message %llu of %llu bytes came unannounced; above %llu bytes a message "
                  "must be announced",
                  ull(piece.seq), ull(piece.total), ull(wire::kMaxEagerBytes)));
-    return first_seen(piece, false);
+    InMessage& message = first_seen(piece, false);
+    message.claimed = piece.length;
+    return message;
   }
   InMessage& message = *it->second;
   if (message.tag != piece.tag || message.total != piece.total)
     throw LinkError(format("protocol error: pieces of message %llu disagree on its tag or length", ull(piece.seq)));
   if (message.rendezvous && !message.cleared)
     throw LinkError(format("protocol error: data of message %llu came before it was asked for", ull(piece.seq)));
+  if (piece.length > message.total - message.claimed)
+    throw LinkError(format("protocol error: pieces of message %llu carry more than its %llu bytes", ull(piece.seq),
+                           ull(message.total)));
+  message.claimed += piece.length;
   return message;
 }
 

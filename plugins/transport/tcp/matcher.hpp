@@ -31,6 +31,7 @@ struct InMessage {
   uint64_t total = 0;
   std::byte* dest = nullptr;  // where its bytes land: the receive's buffer, `held`, or nowhere once dropped
   PooledBuffer held;          // while no receive has taken it
+  uint64_t claimed = 0;       // bytes of the pieces resolved so far, whether read or not
   uint64_t received = 0;
   uint64_t extent = 0;      // end of the furthest byte written so far
   Request* recv = nullptr;  // the receive that took it, if any
@@ -49,7 +50,9 @@ class Matcher {
   // A large message announced by the peer.
   void announce(const wire::PieceHeader& rts);
   // The message a data piece belongs to. Throws LinkError on a piece that
-  // contradicts what the peer sent before.
+  // contradicts what the peer sent before, or that carries more bytes than
+  // the message's earlier pieces left: overlapping pieces would complete
+  // (and free) the message while one of them is still being read.
   InMessage& resolve(const wire::PieceHeader& piece);
   // n bytes written at dest + offset; completes the message when all are in.
   void received(InMessage& message, uint64_t offset, uint64_t n);
