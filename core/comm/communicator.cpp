@@ -27,14 +27,19 @@ using Clock = std::chrono::steady_clock;
 // outnumber the cores), and only then sleeps in the transports.
 // When this host's ranks outnumber its cores, a spinning rank steals the core
 // of the rank it waits for, so it sleeps almost at once (a wake-up on a
-// shared core is cheap).
+// shared core is cheap). A rank that finds a mapped peer last waiting on its
+// own CPU does not spin either: the peer it woke need not preempt it. It
+// sleeps until signalled (waking, it is placed on an idle CPU if there is
+// one) in the first of every kSharedProbeEvery idle spells in a row that
+// find the CPU shared, and yields in the others: where the other CPUs are
+// busy, it wakes on the same one again, which costs more than handing the
+// CPU over.
 constexpr auto kSpinFor = std::chrono::microseconds(50);
 constexpr auto kYieldFor = std::chrono::microseconds(2000);
 constexpr auto kOversubscribedYieldFor = std::chrono::microseconds(20);
 constexpr int64_t kSleepUs = 1000;
-// A rank that finds a peer waiting on its CPU sleeps until signalled, at most
-// this long: waking, it is placed on an idle CPU if there is one.
 constexpr int64_t kSharedCpuSleepUs = 200;
+constexpr uint64_t kSharedProbeEvery = 256;
 // While spinning, a mapped call's flag is looked at this many times between
 // rounds of the progress loop.
 constexpr int kFlagLooks = 64;
@@ -546,6 +551,7 @@ void Communicator::wait(exec::Operation* op) {
     uint64_t events = 0;
     bool idle_since_known = false;
     bool stall_reported = false;
+    bool cpu_shared = false;  // a mapped peer last waited on this rank's CPU
     int flag_spins = 0;
     Clock::time_point last_event, next_peer_check = Clock::time_point::max();
     const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
@@ -576,15 +582,15 @@ void Communicator::wait(exec::Operation* op) {
       if (!idle_since_known) {
         idle_since_known = true;
         last_event = now;
+        cpu_shared = mapped && mapped->shares_cpu();
+        shared_idles_ = cpu_shared ? shared_idles_ + 1 : 0;
         if (next_peer_check == Clock::time_point::max()) next_peer_check = now + kPeerCheckInterval;
         continue;
       }
       auto idle = now - last_event;
-      if (idle < (oversubscribed_ ? Clock::duration::zero() : Clock::duration(kSpinFor))) continue;
+      if (idle < (oversubscribed_ || cpu_shared ? Clock::duration::zero() : Clock::duration(kSpinFor))) continue;
       if (idle < (oversubscribed_ ? Clock::duration(kOversubscribedYieldFor) : Clock::duration(kYieldFor))) {
-        // Sleeping rather than yielding when a mapped peer waits on this
-        // CPU lets the scheduler move this rank to an idle one.
-        if (mapped && mapped->shares_cpu())
+        if (cpu_shared && (shared_idles_ - 1) % kSharedProbeEvery == 0)
           links_->wait(kSharedCpuSleepUs);
         else
           sched_yield();

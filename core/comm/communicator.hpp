@@ -151,6 +151,7 @@ class Communicator {
   std::vector<std::vector<uint8_t>*> free_scratch_;
   uint32_t seq_ = 0;
   bool oversubscribed_;  // this host's ranks outnumber its cores
+  uint64_t shared_idles_ = 0;  // idle spells in a row that began with a mapped peer on this rank's CPU
   std::string broken_;  // set by the first failure: the communicator is then unusable
 };
 

@@ -109,9 +109,10 @@ std::vector<Decl> core_settings() {
                "Each half of the per-rank shared window of ranks that map each other's memory (direct algorithms); 0 "
                "turns it off."),
              "0", "1G"),
-      d("HCOMM_AUTO_REGISTER", HCOMM_SETTING_SIZE, "256K",
-        "Buffers of at least this size that peers cannot map are registered on their second use, so that peers "
-        "read them in place (the pages move onto shared memory); 0 turns it off."),
+      d("HCOMM_AUTO_REGISTER", HCOMM_SETTING_SIZE, "0",
+        "Off (0) unless set: buffers of at least this size that peers cannot map are registered on their second "
+        "use, their pages moved onto shared memory, where madvise(MADV_DONTNEED) no longer zeroes them: allocators "
+        "that purge freed memory (jemalloc, tcmalloc) then hand out stale data as zeroed memory."),
       d("HCOMM_TOPO_FILE", HCOMM_SETTING_STRING, "",
         "A topology (JSON, as hcomm-topo --dump writes it) to use instead of discovering hosts, NUMA nodes and NICs."),
       // Its names are checked against the transports found, in one place,

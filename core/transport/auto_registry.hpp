@@ -1,7 +1,10 @@
 // Buffers that peers cannot map, registered by the core when calls use them
-// again (HCOMM_AUTO_REGISTER): what XPMEM gives MPI libraries, done with the
-// transport's registration, which moves the pages onto shared memory in
-// place. A buffer's range is registered on its second use; every later call
+// again, only where the caller set HCOMM_AUTO_REGISTER (off by default): what
+// XPMEM gives MPI libraries, done with the transport's registration, which
+// moves the pages onto shared memory in place. That changes the caller's
+// memory (madvise(MADV_DONTNEED) keeps a shared page's data, and allocators
+// take purged memory to be zero), hence only on request. A buffer's range is
+// registered on its second use; every later call
 // asks the transport whether the registration still holds its pages (the
 // caller may have freed the buffer and got new memory at the same address)
 // and registers it anew when not. A range whose registration did not last a

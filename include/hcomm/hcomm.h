@@ -190,13 +190,36 @@ HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_col
                                                     hcomm_dtype_t dtype, const char** algorithm);
 
 /* Memory that the ranks of one host can map, for zero-copy collectives (like
- * MPI_Alloc_mem and ncclMemAlloc). hcomm_mem_register makes a caller's buffer
- * mappable by the communicator's peers until hcomm_mem_deregister; register
- * before use and deregister before freeing it. Calls on buffers that are
- * neither work too, with one copy more; from HCOMM_AUTO_REGISTER bytes on the
- * core registers such a buffer itself when a call uses it again, and notices
- * when it was freed. Registration moves the buffer's whole pages onto shared
- * memory in place; a child forked later still gets private copies. */
+ * MPI_Alloc_mem and ncclMemAlloc). hcomm_mem_alloc's memory is HComm's: give
+ * it back with hcomm_mem_free. Calls on any other buffer (malloc, the stack)
+ * work too, without touching its pages: peers copy it (cross-memory attach)
+ * or it is staged through shared memory.
+ *
+ * hcomm_mem_register makes the caller's buffer [ptr, ptr + bytes) mappable
+ * by the communicator's peers until hcomm_mem_deregister(handle), by moving
+ * its whole pages (those entirely inside the range; the partial pages at its
+ * ends stay as they are) from private memory onto a shared memory file, in
+ * place: the same contents at the same addresses. Until it is deregistered,
+ * the caller gives up for those pages:
+ *  - what madvise(MADV_DONTNEED) does to private memory: a shared page keeps
+ *    its data, so purged pages no longer read as zero (MADV_FREE fails on
+ *    them). Memory allocators purge freed memory that way and then hand it
+ *    out as zeroed (jemalloc's calloc does): call hcomm_mem_deregister before
+ *    the buffer is freed, unmapped or handed back to an allocator, never
+ *    after.
+ *  - private pages: they count as shared memory (Shmem, not AnonPages);
+ *    a child forked meanwhile gets private copies of them, made at the fork
+ *    (writes the parent makes during that copy may show in the child's).
+ *  - moving them: memory that is locked, kept from children (MADV_DONTFORK),
+ *    file-backed or shared already is not moved and registers as not
+ *    mappable. Do not register memory a device or driver has pinned without
+ *    such a mark (cudaHostRegister): it would go on using the old pages.
+ * hcomm_mem_deregister moves the data back into private memory at the same
+ * addresses. With HCOMM_AUTO_REGISTER set (off by default) the core itself
+ * registers buffers of at least that many bytes that a call uses again, with
+ * the same consequences and no handle to deregister them: set it only where
+ * nothing in the process takes memory purged with madvise to be zero
+ * (glibc's malloc does not; jemalloc does). */
 HCOMM_API hcomm_result_t hcomm_mem_alloc(void** ptr, size_t bytes);
 HCOMM_API hcomm_result_t hcomm_mem_free(void* ptr);
 HCOMM_API hcomm_result_t hcomm_mem_register(hcomm_comm_t comm, void* ptr, size_t bytes, void** handle);

@@ -1,5 +1,6 @@
 // Runs under hcomm-run over shm: buffers that peers cannot map, registered by
-// the core on their second use (HCOMM_AUTO_REGISTER).
+// the core on their second use where the caller asked for it
+// (HCOMM_AUTO_REGISTER, off by default).
 //
 //   hcomm_auto_register_test [unmoved [LIBRARY]]
 //
@@ -10,8 +11,9 @@
 // gets private pages, and its writes do not reach the parent; a buffer the
 // caller registers over an automatic registration; a malloc'd buffer of an
 // odd size; a SEND whose slices are pushed (where the caches are apart:
-// HCOMM_CACHES_APART=on) stays where it is. With
-// `unmoved` no page may move: run with HCOMM_AUTO_REGISTER=0, or with a
+// HCOMM_CACHES_APART=on) stays where it is. Run it with HCOMM_AUTO_REGISTER
+// set. With `unmoved` no page of a mapped or malloc'd buffer may move: run
+// with the defaults, with HCOMM_AUTO_REGISTER=0, or with it set and a
 // LIBRARY named like the CUDA driver, which the test loads before its first
 // call (loaded, not preloaded, so that a sanitizer's runtime stays first).
 #include <dlfcn.h>
@@ -176,6 +178,13 @@ void unmoved(Job& job) {
   job.expect(!moved(send) && !moved(recv), "the buffers moved where nothing may register them");
   ::munmap(send, count * sizeof(float));
   ::munmap(recv, count * sizeof(float));
+
+  const size_t odd = (size_t{5} << 18) + 5;
+  std::vector<float> heap_send(odd), heap_recv(odd);
+  for (int round = 5; round < 9; ++round)
+    allreduce(job, heap_send.data(), heap_recv.data(), odd, round, "a call on malloc'd buffers that stay");
+  job.expect(!moved(heap_send.data() + odd / 2) && !moved(heap_recv.data() + odd / 2),
+             "malloc'd buffers moved where nothing may register them");
 }
 
 }  // namespace

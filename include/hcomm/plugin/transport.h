@@ -145,7 +145,8 @@ typedef struct hcomm_transport_v1 {
    * holds the range mem_register made mappable, 0 once the caller unmapped or
    * replaced any of its pages (it freed the buffer without unregistering it);
    * HCOMM_ERR_UNSUPPORTED where the system cannot tell. With it the core may
-   * register buffers on its own (HCOMM_AUTO_REGISTER), so a registration must
+   * register buffers on its own where the caller set HCOMM_AUTO_REGISTER (off
+   * by default), so a registration must
    * then keep the process's view of the memory: the same contents at the
    * same addresses, and private pages in a child forked later. */
   hcomm_result_t (*mem_held)(void* mem, int* held);

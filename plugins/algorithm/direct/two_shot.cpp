@@ -22,8 +22,8 @@ namespace {
 // Results are stored into the peers' RECV from here on, and where ranks lie
 // under different last-level caches inputs pushed where they fit (2-4
 // ranks, mapped buffers: 0.55-0.7 of the time). Below, a peer's
-// malloc'd RECV would be written by address (it is registered automatically
-// only from HCOMM_AUTO_REGISTER, 256 KiB), which made 2 ranks at 8 KiB 5.7
+// malloc'd RECV would be written by address (where HCOMM_AUTO_REGISTER is
+// set, it is registered only from that size), which made 2 ranks at 8 KiB 5.7
 // us against 3.9. Under one cache pushing costs at every size: each pushed
 // line moves to the writer's cache and back to its owner's, where a read
 // moves it once (2 ranks, 256 KiB-8 MiB, 1.3-1.6x the time with plain
