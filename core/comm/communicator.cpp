@@ -25,20 +25,18 @@ using Clock = std::chrono::steady_clock;
 // Wait policy: a blocking wake-up across cores costs 25-50 us, so an idle
 // rank spins first, then yields the core (other ranks may need it when they
 // outnumber the cores), and only then sleeps in the transports.
-// When this host's ranks outnumber its cores, a spinning rank steals the core
-// of the rank it waits for, so it sleeps almost at once (a wake-up on a
-// shared core is cheap). A rank that finds a mapped peer last waiting on its
-// own CPU does not spin either: the peer it woke need not preempt it. It
-// sleeps until signalled (waking, it is placed on an idle CPU if there is
-// one) in the first of every kSharedProbeEvery idle spells in a row that
-// find the CPU shared, and yields in the others: where the other CPUs are
-// busy, it wakes on the same one again, which costs more than handing the
-// CPU over.
+// When this host's ranks outnumber its cores, or a mapped peer this rank
+// waits for last waited on its own CPU (the scheduler put them together, the
+// other CPUs being busy), a spinning rank steals the core of the rank it
+// waits for (which it woke, but which need not preempt it), so it yields at
+// once, and sleeps after kSharedYieldFor (a wake-up on a shared core is
+// cheap; a yield may leave the CPU to this rank until the next tick). On a
+// shared CPU it also sleeps at once in the first of every kSharedProbeEvery
+// idle spells in a row: waking, it is placed on an idle CPU if there is one.
 constexpr auto kSpinFor = std::chrono::microseconds(50);
 constexpr auto kYieldFor = std::chrono::microseconds(2000);
-constexpr auto kOversubscribedYieldFor = std::chrono::microseconds(20);
+constexpr auto kSharedYieldFor = std::chrono::microseconds(20);
 constexpr int64_t kSleepUs = 1000;
-constexpr int64_t kSharedCpuSleepUs = 200;
 constexpr uint64_t kSharedProbeEvery = 256;
 // While spinning, a mapped call's flag is looked at this many times between
 // rounds of the progress loop.
@@ -588,12 +586,11 @@ void Communicator::wait(exec::Operation* op) {
         continue;
       }
       auto idle = now - last_event;
-      if (idle < (oversubscribed_ || cpu_shared ? Clock::duration::zero() : Clock::duration(kSpinFor))) continue;
-      if (idle < (oversubscribed_ ? Clock::duration(kOversubscribedYieldFor) : Clock::duration(kYieldFor))) {
-        if (cpu_shared && (shared_idles_ - 1) % kSharedProbeEvery == 0)
-          links_->wait(kSharedCpuSleepUs);
-        else
-          sched_yield();
+      const bool shared = oversubscribed_ || cpu_shared;
+      if (idle < (shared ? Clock::duration::zero() : Clock::duration(kSpinFor))) continue;
+      const bool probe = cpu_shared && (shared_idles_ - 1) % kSharedProbeEvery == 0;
+      if (!probe && idle < (shared ? Clock::duration(kSharedYieldFor) : Clock::duration(kYieldFor))) {
+        sched_yield();
       } else {
         links_->wait(kSleepUs);
         now = Clock::now();

@@ -112,7 +112,7 @@ std::vector<Decl> core_settings() {
       d("HCOMM_AUTO_REGISTER", HCOMM_SETTING_SIZE, "0",
         "Off (0) unless set: buffers of at least this size that peers cannot map are registered on their second "
         "use, their pages moved onto shared memory, where madvise(MADV_DONTNEED) no longer zeroes them: allocators "
-        "that purge freed memory (jemalloc, tcmalloc) then hand out stale data as zeroed memory."),
+        "that take purged memory to be zero (jemalloc) then hand out stale data from calloc."),
       d("HCOMM_TOPO_FILE", HCOMM_SETTING_STRING, "",
         "A topology (JSON, as hcomm-topo --dump writes it) to use instead of discovering hosts, NUMA nodes and NICs."),
       // Its names are checked against the transports found, in one place,
