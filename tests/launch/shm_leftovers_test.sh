@@ -23,6 +23,16 @@ start_rank() {
   pids+=("$started")
 }
 
+# Starts a 2-rank job of hcomm-perf with arguments "$@" on a new rendezvous;
+# its processes are $first (rank 0) and $second (rank 1).
+start_pair() {
+  use_env_rendezvous
+  start_rank 0 2 "$@"
+  first=$started
+  start_rank 1 2 "$@"
+  second=$started
+}
+
 # Waits (up to 20 s, looking without a pause) until process $1 holds a file of
 # /dev/shm open, named or not.
 wait_for_segment() {
@@ -51,32 +61,20 @@ kill_and_check() {
 # 1. Both ranks are killed as soon as one has made its segment, before the
 #    other can have attached to it.
 for _ in 1 2 3; do
-  use_env_rendezvous
-  start_rank 0 2 -c allreduce -b 8 -e 8 -w 1 -n 100000 --settle 0
-  first=$started
-  start_rank 1 2 -c allreduce -b 8 -e 8 -w 1 -n 100000 --settle 0
-  second=$started
+  start_pair -c allreduce -b 8 -e 8 -w 1 -n 100000 --settle 0
   wait_for_segment "$first"
   kill_and_check "$first" "$second"
 done
 
 # 2. Both ranks start; one is killed at a point of its setup, then the other.
 for delay in 0.05 0.1 0.2 0.3 0.4 0.6 0.8; do
-  use_env_rendezvous
-  start_rank 0 2 -c allreduce -b 8 -e 8 -w 1 -n 1 --settle 0
-  first=$started
-  start_rank 1 2 -c allreduce -b 8 -e 8 -w 1 -n 1 --settle 0
-  second=$started
+  start_pair -c allreduce -b 8 -e 8 -w 1 -n 1 --settle 0
   sleep "$delay"
   kill_and_check "$second" "$first"
 done
 
 # 3. Both ranks are set up and busy with large messages.
-use_env_rendezvous
-start_rank 0 2 -c allreduce -b 1M -e 1M -w 1 -n 100000 --settle 0
-first=$started
-start_rank 1 2 -c allreduce -b 1M -e 1M -w 1 -n 100000 --settle 0
-second=$started
+start_pair -c allreduce -b 1M -e 1M -w 1 -n 100000 --settle 0
 wait_for_segment "$first"
 wait_for_segment "$second"
 sleep 1
