@@ -44,6 +44,12 @@ inline bool fresh_nonce(Nonce* nonce) {
 
 // HMAC-SHA256 under `key` of the concatenated `parts`; false when libcrypto fails.
 inline bool mac(std::span<const uint8_t> key, std::initializer_list<std::span<const uint8_t>> parts, Mac* out) {
+  // libcrypto's exit handler would free the locks that a thread still
+  // running at exit (the rendezvous service, joined by a static destructor)
+  // takes while its thread-locals are torn down: that thread would hang.
+  // Where this is the process's first use of libcrypto, no handler is set.
+  static const bool initialised = OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
+  if (!initialised) return false;
   EVP_MAC* hmac = EVP_MAC_fetch(nullptr, OSSL_MAC_NAME_HMAC, nullptr);
   EVP_MAC_CTX* ctx = hmac ? EVP_MAC_CTX_new(hmac) : nullptr;
   char digest[] = "SHA256";
