@@ -21,7 +21,8 @@ for tool in ucx_perftest fi_pingpong "$build/bin/transport_bench"; do
 done
 sizes=(1048576 4194304 16777216 67108864)
 rounds=${ROUNDS:-3}
-port=$((20000 + RANDOM % 30000))
+source "$(dirname "$0")/../tests/ports.sh"
+port=$(unused_port)
 
 # ucx_perftest tag_bw, one-way GB/s (it prints MB/s of 2^20 bytes); a
 # first argument -e runs it in UCX's peer-failure mode.

@@ -16,6 +16,8 @@
 # 10.77.0.(h+1) on its link eth0; the bridge lives in $HOSTS_PREFIX-hub. No
 # address outside these namespaces is used.
 
+source "$(dirname "${BASH_SOURCE[0]}")/../ports.sh"
+
 HOSTS_PREFIX=hc$$
 HOSTS_COUNT=0
 HOSTS_DIR=""
@@ -80,7 +82,7 @@ hosts_run() {
   local per_host=$1 seconds=$2 h r secret port pids=() status
   shift 2
   secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-  port=$((20000 + RANDOM % 30000))
+  port=$(unused_port "$HOSTS_PREFIX-0")
   rm -f "$HOSTS_DIR"/out.* "$HOSTS_DIR"/err.* "$HOSTS_DIR"/rc.*
   for ((h = 0; h < HOSTS_COUNT; ++h)); do
     ip netns exec "$HOSTS_PREFIX-$h" unshare --uts \

@@ -3,15 +3,7 @@
 export HCOMM_BOOTSTRAP_ADDR=127.0.0.1 HCOMM_TCP_IF_ADDR=127.0.0.1 HCOMM_TIMEOUT=60
 unset HCOMM_RANK HCOMM_SIZE HCOMM_LOCAL_RANK HCOMM_LOCAL_SIZE HCOMM_ROOT HCOMM_SECRET HCOMM_BOOTSTRAP
 
-# A loopback port that nothing listens on now.
-free_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 30000))
-    [ -z "$(ss -Hltn "sport = :$port")" ] && break
-  done
-  echo "$port"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../ports.sh"
 
 fail() {
   echo "FAIL [$CASE]: $*" >&2
@@ -24,6 +16,6 @@ fail() {
 # port and a random secret.
 use_env_rendezvous() {
   local port
-  port=$(free_port)
+  port=$(unused_port)
   export HCOMM_ROOT=127.0.0.1:$port HCOMM_SECRET=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 }
