@@ -107,9 +107,9 @@ void run_case(Job& job, const char* algorithm, Memory memory, size_t count, Work
   void* input = in_place ? recv.data() : send.data();
   std::vector<uint8_t> expected(bytes), original(bytes);
   hcomm::perf::fill_reduction({w.dtype, w.op, job.size, job.rank, 0}, input, expected.data(), count);
-  std::memcpy(original.data(), input, bytes);
+  if (bytes) std::memcpy(original.data(), input, bytes);
   for (int repeat = 0; repeat < 2; ++repeat) {
-    if (in_place && repeat) std::memcpy(input, original.data(), bytes);
+    if (in_place && repeat && bytes) std::memcpy(input, original.data(), bytes);
     if (!in_place) hcomm::perf::write_complement(recv.data(), expected.data(), bytes);
     job.check(hcomm_allreduce(input, recv.data(), count, w.dtype, w.op, job.comm, nullptr), what);
     const hcomm::perf::Mismatch m = hcomm::perf::compare_elements(recv.data(), expected.data(), count, es);

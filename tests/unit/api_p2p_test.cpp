@@ -19,7 +19,7 @@ class ApiP2P : public ApiFixture {};
 // Element i of message k with tag t: every message and element differ.
 std::vector<int32_t> message(int tag, int k, size_t count) {
   std::vector<int32_t> v(count);
-  for (size_t i = 0; i < count; ++i) v[i] = static_cast<int32_t>(i * 7 + k * 1000003 + tag * 31);
+  for (size_t i = 0; i < count; ++i) v[i] = static_cast<int32_t>(i * 7 + k * 1000003u + static_cast<uint32_t>(tag) * 31u);
   return v;
 }
 
