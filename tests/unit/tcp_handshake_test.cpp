@@ -149,6 +149,62 @@ TEST_F(TcpPair, ReplayedHandshakeIsRefused) {
   EXPECT_EQ(got, sent);
 }
 
+TEST_F(TcpPair, UnannouncedMessageAboveTheSplitIsRefused) {
+  // Rank 1 waits for rank 0, whose socket this test speaks for by hand.
+  void* ep10 = nullptr;
+  tcp_->check(api().connect(nets_[1], 0, &addresses_[0], sizeof addresses_[0], &ep10), "connect");
+  int err = 0;
+  bootstrap::Fd rank0 = bootstrap::connect_with_retry(listener_of(1), Deadline::after(2), &err);
+  ASSERT_TRUE(rank0) << std::strerror(err);
+
+  namespace wire = tcp::wire;
+  wire::Hello hello{.magic = wire::kHelloMagic, .version = wire::kVersion, .socket_index = 0, .rank = 0};
+  ASSERT_TRUE(wire::auth::fresh_nonce(&hello.nonce));
+  ASSERT_EQ(bootstrap::send_all(rank0.get(), &hello, sizeof hello, Deadline::after(2)), bootstrap::IoStatus::kDone);
+  wire::Challenge challenge{};
+  size_t got = 0;
+  ASSERT_TRUE(poll_until(3, [&] {
+    progress_both();
+    ptrdiff_t n =
+        bootstrap::recv_some(rank0.get(), reinterpret_cast<uint8_t*>(&challenge) + got, sizeof challenge - got);
+    got += n > 0 ? static_cast<size_t>(n) : 0;
+    return n < 0 || got == sizeof challenge;
+  }));
+  ASSERT_EQ(got, sizeof challenge) << "rank 1 did not challenge the hello";
+  wire::Proof proof{};
+  ASSERT_TRUE(wire::initiator_proof(key_, hello, challenge.nonce, &proof));
+  // A 256 MiB message, unannounced although the pair splits above 64 KiB.
+  const wire::PieceHeader header{.kind = static_cast<uint32_t>(wire::PieceKind::kData),
+                                 .length = 1 << 20,
+                                 .tag = 7,
+                                 .seq = 0,
+                                 .total = uint64_t{256} << 20,
+                                 .offset = 0};
+  ASSERT_EQ(bootstrap::send_all(rank0.get(), &proof, sizeof proof, Deadline::after(2)), bootstrap::IoStatus::kDone);
+  ASSERT_EQ(bootstrap::send_all(rank0.get(), &header, sizeof header, Deadline::after(2)), bootstrap::IoStatus::kDone);
+
+  // The receive that would take it fails, naming the peer, what it sent and
+  // the limit; the link to rank 0 is closed without holding the message.
+  std::array<uint8_t, 64> buf{};
+  void* recv = nullptr;
+  tcp_->check(api().irecv(ep10, buf.data(), buf.size(), 7, &recv), "irecv");
+  std::string error;
+  poll_until(3, [&] {
+    int done = 0;
+    size_t bytes = 0;
+    try {
+      tcp_->check(api().progress(nets_[1]), "progress");
+      tcp_->check(api().test(recv, &done, &bytes), "test");
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    return !error.empty() || done;
+  });
+  EXPECT_NE(error.find("rank 0"), std::string::npos) << error;
+  EXPECT_NE(error.find("268435456 bytes came unannounced"), std::string::npos) << error;
+  EXPECT_NE(error.find("above 65536 bytes"), std::string::npos) << error;
+}
+
 // `count` connections to `to`, opened and held by a child process that sends
 // nothing on them and ends with this object (or with this process).
 class SilentClients {
