@@ -19,21 +19,17 @@
 
 #include "core/bootstrap/wire.hpp"
 #include "core/common/log.hpp"
+#include "hcomm/plugin/pending.hpp"
 
 namespace hcomm::bootstrap {
 
 namespace {
 
 // How long a new connection may take to send its hello, and again its proof;
-// a silent or slow client holds only its own slot meanwhile.
+// a silent or slow client holds only its own slot meanwhile. Connections not
+// yet identified are bounded as hcomm/plugin/pending.hpp says; a rank dropped
+// to make room connects again.
 constexpr double kHelloTimeoutS = 2;
-// Connections not yet identified (their handshake is not complete) that the
-// service keeps, from one source address and in all. A newcomer beyond either
-// bound takes the place of the oldest one (a silent one before one that sent
-// its hello), so that idle clients cannot lock the ranks out; a rank dropped
-// so connects again.
-constexpr size_t kMaxPendingPerSource = 64;
-constexpr size_t kMaxPending = 256;
 // Connections accepted per wake-up: in between, the service reads what the
 // accepted ones sent, so that a rank's hello is read before newer
 // connections can push the rank out.
@@ -77,6 +73,9 @@ struct PendingClient {
   Proof proof{};
   size_t got = 0;  // bytes of the hello, then of the proof
 };
+
+// What the eviction policy (hcomm/plugin/pending.hpp) needs to know of a pending client.
+plugin::PendingState describe(const PendingClient& c) { return {bool(c.fd), !c.challenged, c.peer.ip}; }
 
 // A frame queued for one member; frames sent to many are shared.
 struct Outgoing {
@@ -138,10 +137,9 @@ class Rendezvous {
   void accept_clients();
   // Makes room for one more unidentified connection from `source`.
   void make_room(uint32_t source);
-  // Drops the oldest pending client for which `chosen` holds, a silent one
-  // first; false when there is none.
-  template <class Predicate>
-  bool evict_oldest(Predicate chosen);
+  // Drops the oldest pending client, a silent one first; false when there is none.
+  bool evict_oldest();
+  void evict(PendingClient& client);
   void read_handshake(PendingClient& client);
   void challenge(PendingClient& client);
   void admit(PendingClient& client);
@@ -263,7 +261,7 @@ void Rendezvous::accept_clients() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EMFILE || errno == ENFILE) {
         // Out of descriptors: the oldest unidentified connection gives its own up.
-        if (evict_oldest([](const PendingClient&) { return true; })) continue;
+        if (evict_oldest()) continue;
         accept_paused_ = Deadline::after(kAcceptPauseS);
       }
       if (errno != EAGAIN && errno != EWOULDBLOCK)
@@ -278,27 +276,20 @@ void Rendezvous::accept_clients() {
 }
 
 void Rendezvous::make_room(uint32_t source) {
-  auto from_source = [source](const PendingClient& c) { return c.peer.ip == source; };
-  auto open = [](const PendingClient& c) { return bool(c.fd); };
-  auto open_from_source = [&](const PendingClient& c) { return open(c) && from_source(c); };
-  if (static_cast<size_t>(std::count_if(pending_.begin(), pending_.end(), open_from_source)) >= kMaxPendingPerSource)
-    evict_oldest(from_source);
-  else if (static_cast<size_t>(std::count_if(pending_.begin(), pending_.end(), open)) >= kMaxPending)
-    evict_oldest([](const PendingClient&) { return true; });
+  auto victim = plugin::pending_to_drop(pending_.begin(), pending_.end(), source, plugin::kPendingLimits, describe);
+  if (victim != pending_.end()) evict(*victim);
 }
 
-template <class Predicate>
-bool Rendezvous::evict_oldest(Predicate chosen) {
-  // pending_ is in the order of arrival.
-  auto oldest = [&](bool silent_only) {
-    return std::find_if(pending_.begin(), pending_.end(),
-                        [&](const PendingClient& c) { return c.fd && chosen(c) && (!silent_only || !c.challenged); });
-  };
-  auto victim = oldest(true);
-  if (victim == pending_.end()) victim = oldest(false);
+bool Rendezvous::evict_oldest() {
+  auto victim = plugin::oldest_pending(pending_.begin(), pending_.end(), describe,
+                                       [](const plugin::PendingState&) { return true; });
   if (victim == pending_.end()) return false;
-  refuse(*victim, "dropped to make room for a newer connection: too many wait for their handshake", false);
+  evict(*victim);
   return true;
+}
+
+void Rendezvous::evict(PendingClient& client) {
+  refuse(client, "dropped to make room for a newer connection: too many wait for their handshake", false);
 }
 
 void Rendezvous::read_handshake(PendingClient& client) {

@@ -23,6 +23,8 @@ using namespace hcomm::tcp;
 
 namespace {
 
+constexpr uint64_t kEagerLimit = 1 << 20;  // the pair's split
+
 struct Receiver {
   Matcher& matcher;
   RequestSet requests;
@@ -48,9 +50,10 @@ bool piece(FuzzedDataProvider& input, Receiver& receiver) {
   // Small tags and sequence numbers meet each other and the receives.
   header.tag %= 4;
   header.seq %= 16;
-  // Unannounced lengths between 1 MiB and the eager limit take the same
-  // paths as smaller ones and only cost the time to allocate them.
-  if (header.total > (1 << 20) && header.total <= wire::kMaxEagerBytes) header.total %= 1 << 20;
+  // Lengths up to the largest split fold below the matcher's eager limit
+  // (kEagerLimit): beyond it they take the same paths, and unannounced ones
+  // would only be refused.
+  if (header.total > kEagerLimit && header.total <= wire::kMaxEagerBytes) header.total %= kEagerLimit;
   header.kind = header.kind % 4 + 1;
   switch (static_cast<wire::PieceKind>(header.kind)) {
     case wire::PieceKind::kRts:
@@ -87,7 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider input(data, size);
   BufferPool pool;
   std::vector<uint64_t> cleared;
-  Matcher matcher(1, pool, [&](uint64_t seq) { cleared.push_back(seq); });
+  Matcher matcher(1, kEagerLimit, pool, [&](uint64_t seq) { cleared.push_back(seq); });
   Receiver receiver{matcher, {}, {}};
   bool closed = false;  // the endpoint closed its sockets: no piece comes any more
   try {

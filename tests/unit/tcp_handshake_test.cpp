@@ -1,10 +1,18 @@
-// The tcp transport's handshake as an eavesdropper sees it: two nets of one
-// communicator in this process, rank 0's connection to rank 1 recorded by a
-// relay on the way, and the recorded bytes replayed to rank 1.
+// The tcp transport's handshake as an eavesdropper sees it and as a flood of
+// strangers does: two nets of one communicator in this process, rank 0's
+// connection to rank 1 recorded by a relay on the way and the recorded bytes
+// replayed to rank 1; silent connections opened against rank 1 by hundreds.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -12,6 +20,7 @@
 
 #include "core/bootstrap/socket.hpp"
 #include "core/transport/transport.hpp"
+#include "hcomm/plugin/pending.hpp"
 #include "plugins/transport/tcp/wire.hpp"
 #include "tests/unit/recording_proxy.hpp"
 
@@ -26,6 +35,15 @@ bool poll_until(double seconds, const std::function<bool()>& step) {
   while (!limit.expired())
     if (step()) return true;
   return false;
+}
+
+// Descriptors this process has open (counted without opening one).
+long open_descriptors() {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  long open = 0;
+  for (rlim_t fd = 0; fd < limit.rlim_cur; ++fd) open += ::fcntl(static_cast<int>(fd), F_GETFD) != -1;
+  return open;
 }
 
 class TcpPair : public ::testing::Test {
@@ -57,6 +75,15 @@ class TcpPair : public ::testing::Test {
   }
   bootstrap::Endpoint listener_of(int rank) const {
     return bootstrap::Endpoint{addresses_[rank].ip, addresses_[rank].port};
+  }
+  // Connects the pair and waits until both ends are ready; false after 5 s.
+  bool connect_pair(void** ep01, void** ep10) {
+    tcp_->check(api().connect(nets_[0], 1, &addresses_[1], sizeof addresses_[1], ep01), "connect");
+    tcp_->check(api().connect(nets_[1], 0, &addresses_[0], sizeof addresses_[0], ep10), "connect");
+    return poll_until(5, [&] {
+      progress_both();
+      return ready(*ep01) && ready(*ep10);
+    });
   }
 
   transport::Transport* tcp_ = nullptr;
@@ -120,6 +147,147 @@ TEST_F(TcpPair, ReplayedHandshakeIsRefused) {
     return send_done && recv_done;
   }));
   EXPECT_EQ(got, sent);
+}
+
+TEST_F(TcpPair, UnannouncedMessageAboveTheSplitIsRefused) {
+  // Rank 1 waits for rank 0, whose socket this test speaks for by hand.
+  void* ep10 = nullptr;
+  tcp_->check(api().connect(nets_[1], 0, &addresses_[0], sizeof addresses_[0], &ep10), "connect");
+  int err = 0;
+  bootstrap::Fd rank0 = bootstrap::connect_with_retry(listener_of(1), Deadline::after(2), &err);
+  ASSERT_TRUE(rank0) << std::strerror(err);
+
+  namespace wire = tcp::wire;
+  wire::Hello hello{.magic = wire::kHelloMagic, .version = wire::kVersion, .socket_index = 0, .rank = 0};
+  ASSERT_TRUE(wire::auth::fresh_nonce(&hello.nonce));
+  ASSERT_EQ(bootstrap::send_all(rank0.get(), &hello, sizeof hello, Deadline::after(2)), bootstrap::IoStatus::kDone);
+  wire::Challenge challenge{};
+  size_t got = 0;
+  ASSERT_TRUE(poll_until(3, [&] {
+    progress_both();
+    ptrdiff_t n =
+        bootstrap::recv_some(rank0.get(), reinterpret_cast<uint8_t*>(&challenge) + got, sizeof challenge - got);
+    got += n > 0 ? static_cast<size_t>(n) : 0;
+    return n < 0 || got == sizeof challenge;
+  }));
+  ASSERT_EQ(got, sizeof challenge) << "rank 1 did not challenge the hello";
+  wire::Proof proof{};
+  ASSERT_TRUE(wire::initiator_proof(key_, hello, challenge.nonce, &proof));
+  // A 256 MiB message, unannounced although the pair splits above 64 KiB.
+  const wire::PieceHeader header{.kind = static_cast<uint32_t>(wire::PieceKind::kData),
+                                 .length = 1 << 20,
+                                 .tag = 7,
+                                 .seq = 0,
+                                 .total = uint64_t{256} << 20,
+                                 .offset = 0};
+  ASSERT_EQ(bootstrap::send_all(rank0.get(), &proof, sizeof proof, Deadline::after(2)), bootstrap::IoStatus::kDone);
+  ASSERT_EQ(bootstrap::send_all(rank0.get(), &header, sizeof header, Deadline::after(2)), bootstrap::IoStatus::kDone);
+
+  // The receive that would take it fails, naming the peer, what it sent and
+  // the limit; the link to rank 0 is closed without holding the message.
+  std::array<uint8_t, 64> buf{};
+  void* recv = nullptr;
+  tcp_->check(api().irecv(ep10, buf.data(), buf.size(), 7, &recv), "irecv");
+  std::string error;
+  poll_until(3, [&] {
+    int done = 0;
+    size_t bytes = 0;
+    try {
+      tcp_->check(api().progress(nets_[1]), "progress");
+      tcp_->check(api().test(recv, &done, &bytes), "test");
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    return !error.empty() || done;
+  });
+  EXPECT_NE(error.find("rank 0"), std::string::npos) << error;
+  EXPECT_NE(error.find("268435456 bytes came unannounced"), std::string::npos) << error;
+  EXPECT_NE(error.find("above 65536 bytes"), std::string::npos) << error;
+}
+
+// `count` connections to `to`, opened and held by a child process that sends
+// nothing on them and ends with this object (or with this process).
+class SilentClients {
+ public:
+  SilentClients(const bootstrap::Endpoint& to, int count) {
+    int ready[2];
+    if (::pipe(ready) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      const sockaddr_in address{.sin_family = AF_INET, .sin_port = htons(to.port), .sin_addr = {to.ip}, .sin_zero = {}};
+      for (int i = 0; i < count; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+      }
+      const char byte = 1;
+      [[maybe_unused]] ssize_t n = ::write(ready[1], &byte, 1);
+      for (;;) ::pause();
+    }
+    char byte = 0;
+    if (pid_ > 0 && ::read(ready[0], &byte, 1) != 1) stop();
+    ::close(ready[0]);
+    ::close(ready[1]);
+  }
+  ~SilentClients() { stop(); }
+  bool running() const { return pid_ > 0; }
+
+ private:
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  pid_t pid_ = -1;
+};
+
+// Lowers this process's descriptor limit until destroyed.
+class DescriptorLimit {
+ public:
+  explicit DescriptorLimit(long limit) {
+    ok_ = ::getrlimit(RLIMIT_NOFILE, &saved_) == 0;
+    rlimit lowered{static_cast<rlim_t>(limit), saved_.rlim_max};
+    ok_ = ok_ && ::setrlimit(RLIMIT_NOFILE, &lowered) == 0;
+  }
+  ~DescriptorLimit() {
+    if (ok_) ::setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  rlimit saved_{};
+  bool ok_ = false;
+};
+
+TEST_F(TcpPair, SilentConnectionsDoNotLockARankOut) {
+  // More silent connections from one address than this process has
+  // descriptors to spare: a listener that kept them all would have none left.
+  constexpr int kSilent = 400;
+  constexpr long kSpare = 200;
+  SilentClients flood(listener_of(1), kSilent);
+  ASSERT_TRUE(flood.running()) << std::strerror(errno);
+  ::testing::internal::CaptureStderr();
+  long held = 0;
+  bool connected = false;
+  {
+    const long before = open_descriptors();
+    DescriptorLimit limit(before + kSpare);
+    EXPECT_TRUE(limit.ok()) << std::strerror(errno);
+    poll_until(0.5, [&] {
+      progress_both();
+      return false;
+    });
+    held = open_descriptors() - before;
+    void* ep01 = nullptr;
+    void* ep10 = nullptr;
+    EXPECT_NO_THROW(connected = connect_pair(&ep01, &ep10));
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(connected) << "the pair did not connect while silent connections were open against rank 1";
+  EXPECT_LE(held, static_cast<long>(plugin::kPendingLimits.per_source))
+      << "rank 1 holds " << held << " of " << kSilent << " silent connections from one address";
+  EXPECT_NE(log.find("too many wait for their handshake"), std::string::npos) << log;
 }
 
 }  // namespace

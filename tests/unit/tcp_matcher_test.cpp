@@ -27,7 +27,7 @@ wire::PieceHeader data_piece(uint64_t seq, uint64_t total, uint64_t offset, uint
 TEST(TcpMatcher, RefusesPiecesThatOverlap) {
   BufferPool pool;
   RequestSet requests;
-  Matcher matcher(1, pool, [](uint64_t) {});
+  Matcher matcher(1, 64 << 10, pool, [](uint64_t) {});
   std::vector<std::byte> buffer(10);
   Request* recv = requests.create(Request::Kind::kRecv, buffer.data(), buffer.size(), 7);
   matcher.post(*recv);

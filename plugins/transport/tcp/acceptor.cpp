@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "endpoint.hpp"
+#include "hcomm/plugin/pending.hpp"
 #include "net.hpp"
 
 namespace hcomm::tcp {
@@ -58,6 +59,8 @@ class Acceptor::PendingHello final : public EventHandler {
   }
 
   bool finished() const { return !socket_.valid(); }
+  // What the eviction policy (hcomm/plugin/pending.hpp) needs to know.
+  plugin::PendingState state() const { return {.open = !finished(), .silent = !challenged_, .source = from_.ip}; }
   Clock::time_point deadline() const { return deadline_; }
   const InetAddress& from() const { return from_; }
   const wire::Hello& hello() const { return hello_; }
@@ -101,6 +104,7 @@ std::vector<Acceptor::Arrival> Acceptor::take_early(int rank) {
 }
 
 void Acceptor::on_events(uint32_t) {
+  auto state_of = [](const std::unique_ptr<PendingHello>& pending) { return pending->state(); };
   for (int i = 0; i < kAcceptsPerEvent; ++i) {
     InetAddress from;
     int error = 0;
@@ -108,13 +112,20 @@ void Acceptor::on_events(uint32_t) {
     if (!socket.valid()) {
       if (error == EAGAIN || error == EWOULDBLOCK) return;
       if (error == ECONNABORTED || error == EINTR || error == EPROTO) continue;  // that client gave up
+      // Out of descriptors: the oldest unidentified socket gives its own up.
+      if ((error == EMFILE || error == ENFILE) &&
+          evict(plugin::oldest_pending(pending_.begin(), pending_.end(), state_of,
+                                       [](const plugin::PendingState&) { return true; })))
+        continue;
       HCOMM_PLUGIN_LOG_LIMITED(net_.services(), HCOMM_LOG_WARN, "NET", "tcp: cannot accept connections on %s: %s",
                                address_.str().c_str(), std::strerror(error));
       return;
     }
+    evict(plugin::pending_to_drop(pending_.begin(), pending_.end(), from.ip, plugin::kPendingLimits, state_of));
     try {
       socket.set_nodelay();
       pending_.push_back(std::make_unique<PendingHello>(*this, std::move(socket), from));
+      pending_.back()->on_events(EPOLLIN);  // a rank's hello is often there already
     } catch (const plugin::Error& e) {
       HCOMM_PLUGIN_LOG_LIMITED(net_.services(), HCOMM_LOG_WARN, "NET", "tcp: dropped connection from %s: %s",
                                from.str().c_str(), e.what());
@@ -168,6 +179,12 @@ std::optional<std::string> Acceptor::refusal(const wire::Hello& hello) const {
   if (hello.rank >= net_.rank())
     return format("rank %d may not connect to rank %d: the lower rank of a pair connects", hello.rank, net_.rank());
   return std::nullopt;
+}
+
+bool Acceptor::evict(Pending::iterator victim) {
+  if (victim == pending_.end()) return false;
+  drop(**victim, "dropped to make room for a newer connection: too many wait for their handshake");
+  return true;
 }
 
 void Acceptor::drop(PendingHello& pending, const std::string& why) {

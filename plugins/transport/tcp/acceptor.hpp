@@ -3,7 +3,9 @@
 // prove the communicator's key, or not within a deadline, is dropped with a
 // warning naming the remote address (rate-limited: a flood of them writes a
 // few lines); a good one goes to the endpoint of its rank, or waits for that
-// endpoint to be created.
+// endpoint to be created. Pending sockets are bounded per source address and
+// in all (hcomm/plugin/pending.hpp): a newcomer beyond a bound takes the place
+// of the oldest, a silent one first.
 #pragma once
 
 #include <memory>
@@ -42,6 +44,7 @@ class Acceptor final : public EventHandler {
 
  private:
   class PendingHello;
+  using Pending = std::vector<std::unique_ptr<PendingHello>>;  // in the order of arrival
 
   // After the hello: the challenge, or a refusal.
   void challenge(PendingHello& pending);
@@ -49,11 +52,13 @@ class Acceptor final : public EventHandler {
   void admit(PendingHello& pending);
   std::optional<std::string> refusal(const wire::Hello& hello) const;
   void drop(PendingHello& pending, const std::string& why);
+  // Drops *victim to make room for a newer socket; false when victim is end().
+  bool evict(Pending::iterator victim);
 
   Net& net_;
   Socket listener_;
   InetAddress address_;
-  std::vector<std::unique_ptr<PendingHello>> pending_;
+  Pending pending_;
   std::unordered_map<int, std::vector<Arrival>> early_;  // by rank
 };
 

@@ -95,7 +95,8 @@ void PeerAddress::encode(void* buf, size_t* len) const {
                          .ip = inet.ip,
                          .port = inet.port,
                          .reserved = 0,
-                         .host_id = host_id};
+                         .host_id = host_id,
+                         .split_bytes = split_bytes};
   std::memcpy(buf, &blob, sizeof blob);
   *len = sizeof blob;
 }
@@ -114,7 +115,12 @@ PeerAddress PeerAddress::decode(const void* buf, size_t len, const char* what) {
   if (blob.nsocks < 1 || blob.nsocks > kMaxSockets)
     HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "tcp: %s asks for %u sockets per peer, outside 1..%d", what,
                        blob.nsocks, kMaxSockets);
-  return PeerAddress{.inet = {blob.ip, blob.port}, .host_id = blob.host_id, .nsocks = blob.nsocks};
+  if (blob.split_bytes < 1 || blob.split_bytes > wire::kMaxEagerBytes)
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "tcp: %s splits messages above %llu bytes, outside 1..%llu", what,
+                       static_cast<unsigned long long>(blob.split_bytes),
+                       static_cast<unsigned long long>(wire::kMaxEagerBytes));
+  return PeerAddress{
+      .inet = {blob.ip, blob.port}, .host_id = blob.host_id, .nsocks = blob.nsocks, .split_bytes = blob.split_bytes};
 }
 
 InetAddress resolve_listen_address(const std::string& setting) {

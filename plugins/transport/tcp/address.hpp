@@ -1,5 +1,5 @@
 // What a rank publishes about itself (listening address, host identity,
-// sockets per peer), the choice of the listening address, and link scoring.
+// sockets per peer, split size), the choice of the listening address, and link scoring.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +15,7 @@ struct PeerAddress {
   InetAddress inet;
   uint64_t host_id = 0;
   int nsocks = 1;
+  uint64_t split_bytes = 64 << 10;
 
   // Writes the blob into buf (capacity *len) and sets *len to its length.
   void encode(void* buf, size_t* len) const;

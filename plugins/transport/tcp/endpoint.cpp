@@ -25,7 +25,8 @@ Endpoint::Endpoint(Net& net, int peer_rank, const PeerAddress& peer)
       peer_(peer),
       name_(format("rank %d (%s)", peer_rank, peer.inet.str().c_str())),
       nsocks_(std::min(net.config().nsocks, peer.nsocks)),
-      matcher_(peer_rank, net.buffers(), [this](uint64_t seq) { clear_to_send(seq); }) {
+      split_bytes_(std::min(net.config().split_bytes, peer.split_bytes)),
+      matcher_(peer_rank, split_bytes_, net.buffers(), [this](uint64_t seq) { clear_to_send(seq); }) {
   for (int i = 0; i < nsocks_; ++i) connections_.push_back(std::make_unique<Connection>(*this, i));
 }
 
@@ -85,7 +86,7 @@ Request* Endpoint::isend(const void* buf, size_t len, uint64_t tag) {
   Request* send =
       net_.requests().create(Request::Kind::kSend, static_cast<std::byte*>(const_cast<void*>(buf)), len, tag);
   send->send.seq = next_send_seq_++;
-  send->send.rendezvous = len > net_.config().split_bytes;
+  send->send.rendezvous = len > split_bytes_;
   send->send.piece_bytes = piece_length(len);
   unsent_.push_back(send);
   guard([&] { flush_all(); });
@@ -108,12 +109,11 @@ void Endpoint::close() {
   net_.log(HCOMM_LOG_DEBUG, format("tcp: closed the endpoint to %s", name_.c_str()));
 }
 
-// A message up to HCOMM_TCP_SPLIT_BYTES travels whole, on one socket.
+// A message up to the pair's split travels whole, on one socket.
 uint64_t Endpoint::piece_length(uint64_t total) const {
-  uint64_t split = net_.config().split_bytes;
-  if (total <= split) return total;
+  if (total <= split_bytes_) return total;
   uint64_t even = total / (static_cast<uint64_t>(nsocks_) * kPiecesPerSocket);
-  return std::max(split, std::min(even, kMaxPiece));
+  return std::max(split_bytes_, std::min(even, kMaxPiece));
 }
 
 bool Endpoint::next_piece(OutPiece& piece) {

@@ -87,6 +87,7 @@ class Endpoint {
   const PeerAddress peer_;
   const std::string name_;
   const int nsocks_;
+  const uint64_t split_bytes_;  // the smaller HCOMM_TCP_SPLIT_BYTES of the pair
   State state_ = State::kConnecting;
   hcomm_result_t error_code_ = HCOMM_SUCCESS;
   std::string error_text_;

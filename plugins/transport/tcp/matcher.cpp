@@ -34,11 +34,11 @@ InMessage& Matcher::resolve(const wire::PieceHeader& piece) {
   if (it == messages_.end()) {
     if (piece.seq < next_seq_)
       throw LinkError(format("protocol error: a piece of message %llu came after the whole message", ull(piece.seq)));
-    if (piece.total > wire::kMaxEagerBytes)
+    if (piece.total > eager_limit_)
       throw LinkError(
-          format("protocol error: message %llu of %llu bytes came unannounced; above %llu bytes a message "
-                 "must be announced",
-                 ull(piece.seq), ull(piece.total), ull(wire::kMaxEagerBytes)));
+          format("protocol error: message %llu of %llu bytes came unannounced; above %llu bytes (the smaller "
+                 "HCOMM_TCP_SPLIT_BYTES of the pair) a message must be announced",
+                 ull(piece.seq), ull(piece.total), ull(eager_limit_)));
     InMessage& message = first_seen(piece, false);
     message.claimed = piece.length;
     return message;

@@ -43,9 +43,10 @@ struct InMessage {
 
 class Matcher {
  public:
-  // `clear` asks the peer to send the data of an announced message.
-  Matcher(int peer_rank, BufferPool& pool, std::function<void(uint64_t seq)> clear)
-      : peer_rank_(peer_rank), pool_(pool), clear_(std::move(clear)) {}
+  // `clear` asks the peer to send the data of an announced message; a
+  // message above `eager_limit` bytes (the pair's split) must be announced.
+  Matcher(int peer_rank, uint64_t eager_limit, BufferPool& pool, std::function<void(uint64_t seq)> clear)
+      : peer_rank_(peer_rank), eager_limit_(eager_limit), pool_(pool), clear_(std::move(clear)) {}
 
   // A large message announced by the peer.
   void announce(const wire::PieceHeader& rts);
@@ -76,6 +77,7 @@ class Matcher {
   void finish(InMessage& message);
 
   const int peer_rank_;
+  const uint64_t eager_limit_;
   BufferPool& pool_;
   const std::function<void(uint64_t seq)> clear_;
   uint64_t next_seq_ = 0;                                              // the next message to match

@@ -22,7 +22,10 @@ Net::Net(const plugin::Services& services, const Config& config, const hcomm_tra
       nranks_(args.nranks),
       sockbuf_(usable_sockbuf(config.sockbuf)),
       acceptor_(*this, resolve_listen_address(config.if_addr)),
-      local_{.inet = acceptor_.address(), .host_id = local_host_id(), .nsocks = config.nsocks} {
+      local_{.inet = acceptor_.address(),
+             .host_id = local_host_id(),
+             .nsocks = config.nsocks,
+             .split_bytes = config.split_bytes} {
   std::memcpy(key_.data(), args.comm_key, key_.size());
   if (sockbuf_ != config.sockbuf)
     log(HCOMM_LOG_INFO, format("tcp: HCOMM_TCP_SOCKBUF=%llu exceeds the kernel's net.core.rmem_max/wmem_max; "

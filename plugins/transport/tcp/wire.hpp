@@ -14,7 +14,7 @@ namespace hcomm::tcp::wire {
 
 static_assert(std::endian::native == std::endian::little, "the tcp wire format is little-endian");
 
-inline constexpr uint16_t kVersion = 2;
+inline constexpr uint16_t kVersion = 3;
 
 namespace auth = plugin::auth;
 
@@ -26,7 +26,8 @@ struct AddressBlob {
   uint32_t ip;      // IPv4, network byte order
   uint16_t port;
   uint16_t reserved;
-  uint64_t host_id;  // equal values: same kernel boot, hostname and network namespace
+  uint64_t host_id;      // equal values: same kernel boot, hostname and network namespace
+  uint64_t split_bytes;  // HCOMM_TCP_SPLIT_BYTES; a pair uses the smaller value
 };
 inline constexpr uint32_t kAddressMagic = 0x41544348;  // "HCTA"
 
@@ -67,14 +68,14 @@ inline bool initiator_proof(const std::array<uint8_t, 16>& key, const Hello& hel
   return auth::mac(key, {auth::label("hcomm tcp initiator"), auth::bytes_of(hello), acceptor_nonce}, out);
 }
 
-// The largest message sent unannounced, as one piece (HCOMM_TCP_SPLIT_BYTES's
-// upper bound): a receiver holds no more for a message nobody asked for yet.
+// HCOMM_TCP_SPLIT_BYTES's upper bound: the piece length field is 32 bits wide.
 inline constexpr uint64_t kMaxEagerBytes = uint64_t{1} << 30;
 
-// A message up to HCOMM_TCP_SPLIT_BYTES goes at once, as one kData piece. A
-// larger one is announced (kRts); once its receive is posted the receiver
-// answers (kCts), and the data follows in kData pieces spread over the
-// pair's sockets.
+// A message up to the pair's split (the smaller HCOMM_TCP_SPLIT_BYTES of its
+// two ranks) goes at once, as one kData piece; a receiver holds no more for a
+// message nobody asked for yet. A larger one is announced (kRts); once its
+// receive is posted the receiver answers (kCts), and the data follows in
+// kData pieces spread over the pair's sockets.
 enum class PieceKind : uint32_t {
   kData = 1,  // part (or all) of a message
   kBye = 2,   // the sender closes its endpoint: nothing follows on this socket
@@ -92,7 +93,7 @@ struct PieceHeader {
   uint64_t offset = 0;  // where this piece starts in the message
 };
 
-static_assert(sizeof(AddressBlob) == 24 && std::is_trivially_copyable_v<AddressBlob>);
+static_assert(sizeof(AddressBlob) == 32 && std::is_trivially_copyable_v<AddressBlob>);
 static_assert(sizeof(Hello) == 32 && std::is_trivially_copyable_v<Hello>);
 static_assert(sizeof(Challenge) == 48 && std::is_trivially_copyable_v<Challenge>);
 static_assert(sizeof(PieceHeader) == 40 && std::is_trivially_copyable_v<PieceHeader>);
