@@ -29,6 +29,10 @@ typedef enum hcomm_result {
   HCOMM_IN_PROGRESS = 9           /* not an error: the operation has not finished */
 } hcomm_result_t;
 
+/* The enums a caller passes in end with an enumerator that is no valid
+   argument (*_ENUM_MIN): it makes every int32_t a value of the type in C++
+   too, so that a wrong value is an error HComm reports, not undefined
+   behaviour. */
 typedef enum hcomm_dtype {
   HCOMM_INT8 = 0,
   HCOMM_UINT8 = 1,
@@ -40,7 +44,8 @@ typedef enum hcomm_dtype {
   HCOMM_BFLOAT16 = 7,
   HCOMM_FLOAT32 = 8,
   HCOMM_FLOAT64 = 9,
-  HCOMM_NUM_DTYPES = 10
+  HCOMM_NUM_DTYPES = 10,
+  HCOMM_DTYPE_ENUM_MIN = INT32_MIN
 } hcomm_dtype_t;
 
 /* AVG is SUM divided by the number of ranks (integer types: truncating division). */
@@ -50,7 +55,8 @@ typedef enum hcomm_op {
   HCOMM_MIN = 2,
   HCOMM_MAX = 3,
   HCOMM_AVG = 4,
-  HCOMM_NUM_OPS = 5
+  HCOMM_NUM_OPS = 5,
+  HCOMM_OP_ENUM_MIN = INT32_MIN
 } hcomm_op_t;
 
 typedef enum hcomm_coll {
@@ -67,7 +73,8 @@ typedef enum hcomm_coll {
   HCOMM_COLL_ALLGATHERV = 10,
   HCOMM_COLL_REDUCE_SCATTER_V = 11,
   HCOMM_COLL_ALLTOALLV = 12,
-  HCOMM_NUM_COLLS = 13
+  HCOMM_NUM_COLLS = 13,
+  HCOMM_COLL_ENUM_MIN = INT32_MIN
 } hcomm_coll_t;
 
 /* Memory kinds, as bits so that capabilities can be masks. */

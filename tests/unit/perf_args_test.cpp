@@ -493,6 +493,7 @@ void check_reduction(hcomm_dtype_t dtype, hcomm_op_t op, int nranks, size_t coun
         want = sum / nranks;
         break;
       case HCOMM_NUM_OPS:
+      case HCOMM_OP_ENUM_MIN:
         break;
     }
     ASSERT_EQ(values.expected(i), want) << "element " << i;

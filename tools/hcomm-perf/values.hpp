@@ -118,6 +118,7 @@ decltype(auto) visit_dtype(hcomm_dtype_t dtype, F&& f) {
     case HCOMM_FLOAT64:
       return f(FloatCodec<double, uint64_t>{});
     case HCOMM_NUM_DTYPES:
+    case HCOMM_DTYPE_ENUM_MIN:
       break;
   }
   return f(IntCodec<uint8_t>{});  // unreachable for a dtype that parsed
@@ -159,6 +160,7 @@ inline DtypeLimits dtype_limits(hcomm_dtype_t dtype) {
     case HCOMM_FLOAT64:
       return {kValueCap, kExponentCap, true};
     case HCOMM_NUM_DTYPES:
+    case HCOMM_DTYPE_ENUM_MIN:
       break;
   }
   return {0, 0, false};
@@ -202,6 +204,7 @@ class ReductionValues {
       case HCOMM_AVG:
         return a(i);
       case HCOMM_NUM_OPS:
+      case HCOMM_OP_ENUM_MIN:
         break;
     }
     return 0;
