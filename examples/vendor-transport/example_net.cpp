@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 
 namespace example {
 
@@ -53,7 +54,27 @@ Address listening_address(int listener) {
 
 bool would_block() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
+// Who is at the other end of an accepted connection, for the log.
+std::string peer_process(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return "an unknown process";
+  return format("pid %d (uid %u)", static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid));
+}
+
+static_assert(sizeof(Hello) == 20 && sizeof(Challenge) == 48, "handshake messages go on the wire as they are");
+
 }  // namespace
+
+bool accepting_proof(const Key& key, const Hello& hello, const auth::Nonce& nonce, int32_t accepting_rank,
+                     auth::Mac* out) {
+  return auth::mac(
+      key, {auth::label("hcomm example accepting"), auth::bytes_of(hello), nonce, auth::bytes_of(accepting_rank)}, out);
+}
+
+bool connecting_proof(const Key& key, const Hello& hello, const auth::Nonce& nonce, auth::Mac* out) {
+  return auth::mac(key, {auth::label("hcomm example connecting"), auth::bytes_of(hello), nonce}, out);
+}
 
 Address decode_address(const void* blob, size_t len, const char* what) {
   Address a{};
@@ -146,7 +167,9 @@ void Endpoint::adopt(Fd fd) {
 
 void Endpoint::progress() {
   if (state_ == State::kConnecting) try_connect();
-  if (state_ == State::kHello) write_hello();
+  if (state_ == State::kHello && send_handshake(&hello_, sizeof hello_)) state_ = State::kChallenge;
+  if (state_ == State::kChallenge && recv_handshake(&challenge_, sizeof challenge_)) answer_challenge();
+  if (state_ == State::kProof && send_handshake(proof_.data(), proof_.size())) state_ = State::kReady;
   if (state_ == State::kReady) write_sends();
   if (state_ == State::kReady) read_messages();
 }
@@ -156,20 +179,55 @@ void Endpoint::try_connect() {
   sockaddr_un sa{.sun_family = AF_UNIX, .sun_path = {}};
   std::memcpy(sa.sun_path, address_.name, address_.name_len);
   socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address_.name_len);
-  if (::connect(fd_.get(), reinterpret_cast<const sockaddr*>(&sa), len) == 0)
-    state_ = State::kHello;
-  else if (!would_block())  // EAGAIN: the peer's backlog is full, try again on progress
-    fail_link(format("cannot connect (%s): the process ended or closed its net", std::strerror(errno)));
+  if (::connect(fd_.get(), reinterpret_cast<const sockaddr*>(&sa), len) != 0) {
+    if (!would_block())  // EAGAIN: the peer's backlog is full, try again on progress
+      fail_link(format("cannot connect (%s): the process ended or closed its net", std::strerror(errno)));
+    return;
+  }
+  hello_ = Hello{.rank = net_.rank(), .nonce = {}};
+  if (!auth::fresh_nonce(&hello_.nonce))
+    return fail_link(format("cannot be greeted: getrandom failed (%s)", std::strerror(errno)));
+  state_ = State::kHello;
 }
 
-void Endpoint::write_hello() {
-  uint8_t hello[Net::kHelloBytes];
-  net_.hello(hello);
-  ssize_t n = ::send(fd_.get(), hello + hello_sent_, sizeof hello - hello_sent_, kSendFlags);
-  if (n < 0 && would_block()) return;
-  if (n < 0) return fail_link(format("connection lost during the handshake (%s)", std::strerror(errno)));
-  hello_sent_ += static_cast<size_t>(n);
-  if (hello_sent_ == sizeof hello) state_ = State::kReady;
+bool Endpoint::send_handshake(const void* message, size_t size) {
+  ssize_t n =
+      ::send(fd_.get(), static_cast<const uint8_t*>(message) + handshake_done_, size - handshake_done_, kSendFlags);
+  if (n < 0 && would_block()) return false;
+  if (n < 0) {
+    fail_link(format("connection lost during the handshake (%s)", std::strerror(errno)));
+    return false;
+  }
+  handshake_done_ += static_cast<size_t>(n);
+  if (handshake_done_ < size) return false;
+  handshake_done_ = 0;
+  return true;
+}
+
+bool Endpoint::recv_handshake(void* message, size_t size) {
+  ssize_t n = ::recv(fd_.get(), static_cast<uint8_t*>(message) + handshake_done_, size - handshake_done_, MSG_DONTWAIT);
+  if (n < 0 && would_block()) return false;
+  if (n <= 0) {
+    fail_link(n == 0 ? "closed the connection during the handshake: it is of another communicator, or it ended"
+                     : format("connection lost during the handshake (%s)", std::strerror(errno)));
+    return false;
+  }
+  handshake_done_ += static_cast<size_t>(n);
+  if (handshake_done_ < size) return false;
+  handshake_done_ = 0;
+  return true;
+}
+
+// The accepting side must prove the key as the rank this endpoint meant to
+// reach; then this side proves it.
+void Endpoint::answer_challenge() {
+  auth::Mac expected{};
+  if (!accepting_proof(net_.key(), hello_, challenge_.nonce, peer_, &expected) ||
+      !connecting_proof(net_.key(), hello_, challenge_.nonce, &proof_))
+    return fail_link("cannot be greeted: libcrypto failed to compute HMAC-SHA256");
+  if (!auth::same_mac(challenge_.proof, expected))
+    return fail_link("did not prove this communicator's key: the address is of another communicator or rank");
+  state_ = State::kProof;
 }
 
 void Endpoint::write_sends() {
@@ -320,19 +378,13 @@ Net::Net(const Services& services, int max_sends, const hcomm_transport_open_arg
       listener_(new_socket()),
       endpoints_(static_cast<size_t>(args.nranks)),
       arrived_(static_cast<size_t>(args.nranks)) {
-  std::memcpy(key_, args.comm_key, sizeof key_);
+  std::copy(std::begin(args.comm_key), std::end(args.comm_key), key_.begin());
   // Binding the family alone makes the kernel pick a unique abstract name
   // ("autobind"): nothing on the file system, nothing left behind.
   sa_family_t family = AF_UNIX;
   if (::bind(listener_.get(), reinterpret_cast<const sockaddr*>(&family), sizeof family) != 0) throw_errno("bind");
   if (::listen(listener_.get(), SOMAXCONN) != 0) throw_errno("listen");
   address_ = listening_address(listener_.get());
-}
-
-void Net::hello(uint8_t out[kHelloBytes]) const {
-  int32_t rank = rank_;
-  std::memcpy(out, key_, sizeof key_);
-  std::memcpy(out + sizeof key_, &rank, sizeof rank);
 }
 
 Endpoint& Net::connect(int peer, const Address& address) {
@@ -357,7 +409,7 @@ void Net::close_endpoint(Endpoint& endpoint) {
 
 void Net::progress() {
   accept_all();
-  read_hellos();
+  handshakes();
   for (auto& endpoint : endpoints_)
     if (endpoint) endpoint->progress();
 }
@@ -369,45 +421,67 @@ void Net::accept_all() {
       if (would_block() || errno == ECONNABORTED) return;
       throw_errno("accept4");
     }
-    pending_.push_back(Pending{.fd = std::move(fd), .hello = {}, .got = 0});
+    std::string from = peer_process(fd.get());
+    pending_.push_back(Pending{.fd = std::move(fd), .from = std::move(from)});
   }
 }
 
-void Net::read_hellos() {
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    ssize_t n = ::recv(it->fd.get(), it->hello + it->got, kHelloBytes - it->got, MSG_DONTWAIT);
-    if (n < 0 && would_block()) {
-      ++it;
-      continue;
-    }
-    if (n > 0 && (it->got += static_cast<size_t>(n)) < kHelloBytes) continue;
-    if (n > 0) admit(std::move(it->fd), it->hello);  // else the stranger left: forget it
-    it = pending_.erase(it);
+void Net::handshakes() {
+  for (auto it = pending_.begin(); it != pending_.end();) it = step(*it) ? pending_.erase(it) : std::next(it);
+}
+
+bool Net::step(Pending& p) {
+  for (;;) {
+    auto* into = p.challenged ? p.proof.data() : reinterpret_cast<uint8_t*>(&p.hello);
+    const size_t size = p.challenged ? sizeof p.proof : sizeof p.hello;
+    ssize_t n = ::recv(p.fd.get(), into + p.got, size - p.got, MSG_DONTWAIT);
+    if (n < 0 && would_block()) return false;
+    if (n <= 0) return true;  // the stranger left: forget it
+    if ((p.got += static_cast<size_t>(n)) < size) continue;
+    p.got = 0;
+    const bool proved = p.challenged;
+    const std::string refused = proved ? admit(p) : challenge(p);
+    if (!refused.empty())
+      HCOMM_PLUGIN_LOG_LIMITED(services_, HCOMM_LOG_WARN, "NET", "example: refused a connection from %s: %s",
+                               p.from.c_str(), refused.c_str());
+    if (proved || !refused.empty()) return true;  // its descriptor closes with it unless admitted
   }
 }
 
-// Only a rank of this communicator gets in: the key must match, and the rank
-// must be a lower one (they connect, this side accepts) not yet connected.
-void Net::admit(Fd fd, const uint8_t* hello) {
-  int32_t from = 0;
-  std::memcpy(&from, hello + sizeof key_, sizeof from);
-  std::string refusal;
-  if (std::memcmp(hello, key_, sizeof key_) != 0)
-    refusal = "it presents another communicator's key";
-  else if (from < 0 || from >= rank_)
-    refusal = format("rank %d does not connect to rank %d (the lower rank of a pair connects)", from, rank_);
-  else if (arrived_[static_cast<size_t>(from)] ||
-           (endpoints_[static_cast<size_t>(from)] &&
-            endpoints_[static_cast<size_t>(from)]->state() != Endpoint::State::kAccepting))
-    refusal = format("rank %d is connected already", from);
-  if (!refusal.empty()) {
-    services_.log(HCOMM_LOG_INFO, "NET", "example: refused a connection: " + refusal);
-    return;  // fd closes here
-  }
-  if (auto& endpoint = endpoints_[static_cast<size_t>(from)])
-    endpoint->adopt(std::move(fd));
+std::string Net::challenge(Pending& p) {
+  if (std::string why = refusal(p.hello); !why.empty()) return why;
+  Challenge c{};
+  if (!auth::fresh_nonce(&c.nonce) || !accepting_proof(key_, p.hello, c.nonce, rank_, &c.proof))
+    return "no challenge could be made (getrandom or libcrypto failed)";
+  // The first bytes this side sends: the empty socket buffer takes them whole.
+  if (::send(p.fd.get(), &c, sizeof c, kSendFlags) != static_cast<ssize_t>(sizeof c))
+    return "its socket did not take the challenge";
+  p.nonce = c.nonce;
+  p.challenged = true;
+  return "";
+}
+
+// Only a rank of this communicator gets in: a lower one (they connect, this
+// side accepts) that proved the key and is not connected yet.
+std::string Net::refusal(const Hello& hello) const {
+  if (hello.rank < 0 || hello.rank >= rank_)
+    return format("rank %d does not connect to rank %d (the lower rank of a pair connects)", hello.rank, rank_);
+  return "";
+}
+
+std::string Net::admit(Pending& p) {
+  auth::Mac expected{};
+  if (!connecting_proof(key_, p.hello, p.nonce, &expected) || !auth::same_mac(p.proof, expected))
+    return "it did not prove the communicator's key";
+  const auto from = static_cast<size_t>(p.hello.rank);
+  auto& endpoint = endpoints_[from];
+  if (arrived_[from] || (endpoint && endpoint->state() != Endpoint::State::kAccepting))
+    return format("rank %d is connected already", p.hello.rank);
+  if (endpoint)
+    endpoint->adopt(std::move(p.fd));
   else
-    arrived_[static_cast<size_t>(from)] = std::move(fd);
+    arrived_[from] = std::move(p.fd);
+  return "";
 }
 
 // Sleeps until a socket has something for progress, or the timeout.
@@ -417,7 +491,7 @@ void Net::wait(int64_t timeout_us) {
   for (const auto& endpoint : endpoints_) {
     if (!endpoint) continue;
     if (endpoint->state() == Endpoint::State::kConnecting) timeout_us = std::min<int64_t>(timeout_us, 1000);
-    if (endpoint->state() != Endpoint::State::kReady && endpoint->state() != Endpoint::State::kHello) continue;
+    if (endpoint->state() == Endpoint::State::kConnecting || endpoint->fd() < 0) continue;
     short events = POLLIN | (endpoint->wants_write() ? POLLOUT : 0);
     fds.push_back({.fd = endpoint->fd(), .events = events, .revents = 0});
   }

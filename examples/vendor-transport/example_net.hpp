@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -14,12 +15,15 @@
 #include <utility>
 #include <vector>
 
+#include "hcomm/plugin/auth.hpp"
 #include "hcomm/plugin/transport.h"
 #include "hcomm/plugin/util.hpp"
 
 namespace example {
 
 using hcomm::plugin::Services;
+namespace auth = hcomm::plugin::auth;
+using Key = std::array<uint8_t, 16>;
 
 // The blob `address` publishes: the abstract socket name the net listens on,
 // and the host it lives on (boot id and network namespace, since abstract
@@ -35,6 +39,31 @@ static_assert(sizeof(Address) <= HCOMM_TRANSPORT_MAX_ADDRESS);
 Address decode_address(const void* blob, size_t len, const char* what);
 // Both sides compute it from the same two blobs, so they agree.
 hcomm_link_score_t score_link(const Address& local, const Address& peer);
+
+// The handshake, the first bytes on every connection. The communicator's key
+// never travels: each side proves it over the other's fresh nonce
+// (hcomm/plugin/auth.hpp, libcrypto), so a recorded handshake proves nothing
+// on a new connection.
+//
+//   connecting side -> accepting side   Hello
+//   accepting side -> connecting side   Challenge (its nonce, accepting_proof)
+//   connecting side -> accepting side   connecting_proof
+//
+// The accepting side admits the connection only once that proof checks out.
+struct Hello {
+  int32_t rank;       // the connecting side's
+  auth::Nonce nonce;  // the connecting side's
+};
+struct Challenge {
+  auth::Nonce nonce;  // the accepting side's
+  auth::Mac proof;    // accepting_proof
+};
+// The accepting side's proof names its rank, so that the connecting side
+// also learns that it reached the rank it meant to. False only when
+// libcrypto fails.
+bool accepting_proof(const Key& key, const Hello& hello, const auth::Nonce& nonce, int32_t accepting_rank,
+                     auth::Mac* out);
+bool connecting_proof(const Key& key, const Hello& hello, const auth::Nonce& nonce, auth::Mac* out);
 
 // A file descriptor closed with its owner.
 class Fd {
@@ -91,7 +120,9 @@ class Net;
 
 class Endpoint {
  public:
-  enum class State { kConnecting, kHello, kAccepting, kReady, kFailed };
+  // The connecting side goes kConnecting, kHello, kChallenge, kProof, kReady;
+  // the accepting side waits in kAccepting until its net admits a connection.
+  enum class State { kConnecting, kHello, kChallenge, kProof, kAccepting, kReady, kFailed };
 
   Endpoint(Net& net, int peer, const Address& address);
   Endpoint(const Endpoint&) = delete;  // requests point into it
@@ -101,7 +132,7 @@ class Endpoint {
   int peer() const { return peer_; }
   State state() const { return state_; }
   int fd() const { return fd_.get(); }
-  bool wants_write() const { return state_ == State::kHello || !sends_.empty(); }
+  bool wants_write() const { return state_ == State::kHello || state_ == State::kProof || !sends_.empty(); }
 
   bool ready();  // throws HCOMM_ERR_REMOTE once the link failed
   // isend's nullptr: this endpoint holds HCOMM_EXAMPLE_MAX_SENDS sends, retry later.
@@ -110,13 +141,17 @@ class Endpoint {
   // True once the request finished, and frees it; a failed one throws (and is freed).
   bool test(Request* request, size_t* bytes);
 
-  void adopt(Fd fd);  // the accepting side: a connection from the peer, key checked
+  void adopt(Fd fd);  // the accepting side: a connection whose peer proved the key
   void progress();
 
  private:
   Request& add(bool is_send, const void* buf, size_t len, uint64_t tag);
   void try_connect();
-  void write_hello();
+  // The bytes of one handshake message still to go, or to come: true once
+  // all of it went (came); false for later, or once the link failed.
+  bool send_handshake(const void* message, size_t size);
+  bool recv_handshake(void* message, size_t size);
+  void answer_challenge();
   void write_sends();
   void read_messages();
   bool got_bytes(ssize_t n);
@@ -130,7 +165,10 @@ class Endpoint {
   Address address_;
   Fd fd_;
   State state_;
-  size_t hello_sent_ = 0;
+  Hello hello_{};
+  Challenge challenge_{};
+  auth::Mac proof_{};
+  size_t handshake_done_ = 0;  // bytes of the current handshake message
   std::string error_;  // why the link failed
 
   std::list<Request> live_;           // every request that test has not freed
@@ -160,9 +198,7 @@ class Net {
   int rank() const { return rank_; }
   int max_sends() const { return max_sends_; }
   const Address& address() const { return address_; }
-  // The handshake: the communicator's key, then the sender's rank.
-  static constexpr size_t kHelloBytes = 16 + sizeof(int32_t);
-  void hello(uint8_t out[kHelloBytes]) const;
+  const Key& key() const { return key_; }
 
   Endpoint& connect(int peer, const Address& address);
   void close_endpoint(Endpoint& endpoint);
@@ -170,21 +206,32 @@ class Net {
   void wait(int64_t timeout_us);
 
  private:
-  // An accepted connection that has not yet sent its whole hello.
+  // An accepted connection until its handshake ends: its hello, then (once
+  // challenged) its proof.
   struct Pending {
     Fd fd;
-    uint8_t hello[kHelloBytes];
-    size_t got;
+    std::string from;  // its process, for the log
+    Hello hello{};
+    bool challenged = false;
+    auth::Nonce nonce{};  // this side's, sent in the challenge
+    auth::Mac proof{};
+    size_t got = 0;  // bytes of the hello, then of the proof
   };
   void accept_all();
-  void read_hellos();
-  void admit(Fd fd, const uint8_t* hello);
+  void handshakes();
+  // Reads what `p` sent; true when its handshake ended (admitted or refused).
+  bool step(Pending& p);
+  // After the hello, and after the proof: why the connection is refused, or
+  // "" when it goes on.
+  std::string challenge(Pending& p);
+  std::string admit(Pending& p);
+  std::string refusal(const Hello& hello) const;
 
   const Services& services_;
   int max_sends_;
   int rank_;
   int nranks_;
-  uint8_t key_[16];
+  Key key_;
   Fd listener_;
   Address address_{};
   std::vector<std::unique_ptr<Endpoint>> endpoints_;  // by peer rank

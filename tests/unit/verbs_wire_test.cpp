@@ -136,15 +136,14 @@ Hello sample_hello() {
   h.psn = 0x123456;
   h.credits = 32;
   h.eager_bytes = 8192;
-  for (size_t i = 0; i < 16; ++i) h.gid[i] = static_cast<uint8_t>(i * 3), h.key[i] = static_cast<uint8_t>(255 - i);
+  for (size_t i = 0; i < 16; ++i) h.gid[i] = static_cast<uint8_t>(i * 3), h.nonce[i] = static_cast<uint8_t>(255 - i);
   return h;
 }
 
 TEST(VerbsWire, HelloRoundTripsEveryField) {
   Hello h = sample_hello();
-  uint8_t bytes[Hello::kBytes];
-  h.encode(bytes);
-  Hello d = Hello::decode(bytes, sizeof bytes);
+  const Hello::Bytes bytes = h.encode();
+  Hello d = Hello::decode(bytes.data(), bytes.size());
   EXPECT_EQ(d.kind, Hello::Kind::kReply);
   EXPECT_EQ(d.mtu, 3);
   EXPECT_EQ(d.lid, 77);
@@ -154,20 +153,18 @@ TEST(VerbsWire, HelloRoundTripsEveryField) {
   EXPECT_EQ(d.credits, 32u);
   EXPECT_EQ(d.eager_bytes, 8192u);
   EXPECT_EQ(d.gid, h.gid);
-  EXPECT_EQ(d.key, h.key);
+  EXPECT_EQ(d.nonce, h.nonce);
 }
 
 TEST(VerbsWire, HelloRefusesGarbage) {
-  uint8_t good[Hello::kBytes];
-  sample_hello().encode(good);
-  EXPECT_NE(error_of([&] { Hello::decode(good, Hello::kBytes - 1); }, HCOMM_ERR_REMOTE).find("63 bytes"),
+  const Hello::Bytes good = sample_hello().encode();
+  EXPECT_NE(error_of([&] { Hello::decode(good.data(), Hello::kBytes - 1); }, HCOMM_ERR_REMOTE).find("63 bytes"),
             std::string::npos);
   auto refused = [&](auto&& spoil, const char* reason) {
     Hello h = sample_hello();
     spoil(h);
-    uint8_t bytes[Hello::kBytes];
-    h.encode(bytes);
-    std::string text = error_of([&] { Hello::decode(bytes, sizeof bytes); }, HCOMM_ERR_REMOTE);
+    const Hello::Bytes bytes = h.encode();
+    std::string text = error_of([&] { Hello::decode(bytes.data(), bytes.size()); }, HCOMM_ERR_REMOTE);
     EXPECT_NE(text.find(reason), std::string::npos) << text;
   };
   refused([](Hello& h) { h.rank = -1; }, "rank -1");
@@ -175,13 +172,13 @@ TEST(VerbsWire, HelloRefusesGarbage) {
   refused([](Hello& h) { h.qpn = 1u << 24; }, "24-bit");
   refused([](Hello& h) { h.psn = 1u << 24; }, "24-bit");
   refused([](Hello& h) { h.credits = 0; }, "no receive buffers");
-  uint8_t bad[Hello::kBytes];
-  std::memcpy(bad, good, sizeof bad);
+  Hello::Bytes bad = good;
   bad[0] ^= 1;
-  EXPECT_NE(error_of([&] { Hello::decode(bad, sizeof bad); }, HCOMM_ERR_REMOTE).find("wrong magic"), std::string::npos);
-  std::memcpy(bad, good, sizeof bad);
+  EXPECT_NE(error_of([&] { Hello::decode(bad.data(), bad.size()); }, HCOMM_ERR_REMOTE).find("wrong magic"),
+            std::string::npos);
+  bad = good;
   bad[5] = 9;  // kind
-  EXPECT_NE(error_of([&] { Hello::decode(bad, sizeof bad); }, HCOMM_ERR_REMOTE).find("unknown kind 9"),
+  EXPECT_NE(error_of([&] { Hello::decode(bad.data(), bad.size()); }, HCOMM_ERR_REMOTE).find("unknown kind 9"),
             std::string::npos);
 }
 

@@ -95,8 +95,9 @@ CmaState Endpoint::probe_cma() {
   return CmaState::Denied;
 }
 
-void Endpoint::protocol_error(const char* what) const {
-  HCOMM_PLUGIN_THROW(HCOMM_ERR_INTERNAL, "shm: broken packet stream from %s: %s", describe_peer().c_str(), what);
+void Endpoint::protocol_error(const std::string& what) const {
+  HCOMM_PLUGIN_THROW(HCOMM_ERR_INTERNAL, "shm: broken packet stream from %s: %s", describe_peer().c_str(),
+                     what.c_str());
 }
 
 void Endpoint::throw_failure() const { throw plugin::Error(failure_->code, failure_->text); }
@@ -298,14 +299,21 @@ Request* Endpoint::take_posted(uint64_t tag) {
   return r;
 }
 
+// The first packet of a message announces its length; nothing is sized by it
+// (an unexpected message's staging grows with its data), but no peer may
+// announce more than the transport's largest message.
+void Endpoint::check_length(const PacketHeader& p) const {
+  if (p.length > kMaxMessage)
+    protocol_error(plugin::format("a message of %llu bytes announced, more than the largest a peer may send (%llu)",
+                                  ull(p.length), ull(kMaxMessage)));
+}
+
 void Endpoint::begin_eager(const PacketHeader& p) {
   if (streaming_ != arrivals_.end()) protocol_error("a message began inside another one");
+  check_length(p);
   if (p.payload_bytes > p.length) protocol_error("a first packet longer than its message");
   auto it = arrivals_.insert(arrivals_.end(), Arrival{.tag = p.tag, .length = p.length});
-  if (Request* r = take_posted(p.tag))
-    bind(*it, *r);
-  else if (p.length)
-    it->staging = std::make_unique_for_overwrite<std::byte[]>(p.length);
+  if (Request* r = take_posted(p.tag)) bind(*it, *r);
   streaming_ = it;
   continue_eager(p);
 }
@@ -314,11 +322,18 @@ void Endpoint::continue_eager(const PacketHeader& p) {
   if (streaming_ == arrivals_.end()) protocol_error("a fragment outside any message");
   Arrival& a = *streaming_;
   const uint64_t n = p.payload_bytes;
-  if (n > a.length - a.received) protocol_error("more data than the message holds");
+  if (p.length != a.length)
+    protocol_error(
+        plugin::format("a fragment of a message of %llu bytes inside one of %llu bytes", ull(p.length), ull(a.length)));
+  if (n > a.length - a.received)
+    protocol_error(
+        plugin::format("%llu bytes more for a message of %llu bytes that has %llu already: more data than "
+                       "it announced",
+                       ull(n), ull(a.length), ull(a.received)));
   if (n && a.receive)
     plugin::copy_bytes(a.receive->target + a.received, payload_of(&p), n);
-  else if (n && a.staging)
-    plugin::copy_bytes(a.staging.get() + a.received, payload_of(&p), n);
+  else if (n && a.unexpected())
+    a.staging.append(payload_of(&p), n, a.length - a.received);
   a.received += n;
   if (!a.complete()) return;
   auto done = streaming_;
@@ -328,6 +343,7 @@ void Endpoint::continue_eager(const PacketHeader& p) {
 
 void Endpoint::begin_rendezvous(const PacketHeader& p) {
   if (streaming_ != arrivals_.end()) protocol_error("a message began inside another one");
+  check_length(p);
   if (p.payload_bytes != sizeof(RendezvousPayload)) protocol_error("a rendezvous packet of the wrong size");
   RendezvousPayload payload;
   std::memcpy(&payload, payload_of(&p), sizeof payload);
@@ -356,11 +372,11 @@ void Endpoint::bind(Arrival& a, Request& r) {
   if (a.length > r.length) {
     r.fail(HCOMM_ERR_INVALID_ARGUMENT, truncation(describe_peer(), a.tag, a.length, r.length));
     a.discard = true;
-    a.staging.reset();
+    a.staging.clear();
     return;
   }
-  if (a.received) plugin::copy_bytes(r.target, a.staging.get(), a.received);
-  a.staging.reset();
+  a.staging.copy_to(r.target);
+  a.staging.clear();
   a.receive = &r;
 }
 

@@ -7,8 +7,8 @@
 // kept in arrival order, so messages of one tag match in order.
 //
 // Large messages: an Eager message longer than one packet streams in
-// Fragments straight into the receive buffer once matched (into a staging
-// buffer before that). A message of at least HCOMM_SHM_CMA_BYTES, to a peer
+// Fragments straight into the receive buffer once matched (into staging
+// memory that grows with the data before that). A message of at least HCOMM_SHM_CMA_BYTES, to a peer
 // that can read this process's memory, goes as a Rendezvous: the receiver
 // copies it with CMA once matched and acknowledges it, which completes the send.
 #pragma once
@@ -30,6 +30,7 @@
 #include "peer_process.hpp"
 #include "request.hpp"
 #include "segment.hpp"
+#include "staging.hpp"
 
 namespace hcomm::shm {
 
@@ -86,7 +87,7 @@ class Endpoint {
     uint64_t received = 0;
     Request* receive = nullptr;              // matched, data streams into its buffer
     bool discard = false;                    // matched to a receive too short: the rest is dropped
-    std::unique_ptr<std::byte[]> staging;    // data that came before its receive
+    Staging staging;                         // data that came before its receive
     std::optional<uint64_t> remote_address;  // Rendezvous: the data is still in the sender
     uint64_t cookie = 0;                     // Rendezvous: acknowledged with it
     bool complete() const { return received == length; }
@@ -97,6 +98,7 @@ class Endpoint {
   bool find_incoming_fifo();
   void receive(size_t max_packets);
   void handle(const PacketHeader& p);
+  void check_length(const PacketHeader& p) const;
   void begin_eager(const PacketHeader& p);
   void continue_eager(const PacketHeader& p);
   void begin_rendezvous(const PacketHeader& p);
@@ -117,7 +119,7 @@ class Endpoint {
   std::string describe_peer() const;
   CmaState probe_cma();
   void check_copy(int err, const char* verb, uint64_t remote, size_t bytes);
-  [[noreturn]] void protocol_error(const char* what) const;
+  [[noreturn]] void protocol_error(const std::string& what) const;
 
   Net& net_;
   const Address peer_;

@@ -97,6 +97,10 @@ struct RendezvousPayload {
   uint64_t address;  // the message in the sender's address space
 };
 
+// The largest message a peer may send (the transport's max_message): a
+// packet that announces a longer one breaks the protocol.
+inline constexpr uint64_t kMaxMessage = PTRDIFF_MAX;
+
 // A packet is at most one slot; a FIFO holds kSlotsPerFifo slots at least.
 inline constexpr uint64_t kSlotsPerFifo = 16;
 

@@ -69,7 +69,7 @@ hcomm_result_t shm_properties(void* ctx, hcomm_transport_props_t* props) {
         .latency_us = kLatencyUs,
         .overhead_us = 0.2,
         .priority = 10,
-        .max_message = static_cast<uint64_t>(PTRDIFF_MAX),
+        .max_message = kMaxMessage,
     };
   });
 }

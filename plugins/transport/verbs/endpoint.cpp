@@ -115,47 +115,58 @@ LocalQp Endpoint::local_qp() const {
                  .max_rd_atomic = 1};
 }
 
+Hello Endpoint::own_hello(Hello::Kind kind) const {
+  const PortInfo& port = net_.device().port();
+  return Hello{.kind = kind,
+               .mtu = port.mtu,
+               .lid = port.lid,
+               .rank = net_.rank(),
+               .qpn = qp_->qp_num,
+               .psn = psn_,
+               .credits = static_cast<uint32_t>(credits_),
+               .eager_bytes = static_cast<uint32_t>(eager_bytes_),
+               .gid = port.gid,
+               .nonce = {}};
+}
+
 void Endpoint::start() {
   int error = 0;
   Fd fd = connect_to(peer_.listen_ip, peer_.listen_port, &error);
   if (!fd.valid())
     HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "verbs: cannot reach %s: %s", name_.c_str(), std::strerror(error));
   channel_ = Channel(std::move(fd));
-  const PortInfo& port = net_.device().port();
-  Hello hello{.kind = Hello::Kind::kRequest,
-              .mtu = port.mtu,
-              .lid = port.lid,
-              .rank = net_.rank(),
-              .qpn = qp_->qp_num,
-              .psn = psn_,
-              .credits = static_cast<uint32_t>(credits_),
-              .eager_bytes = static_cast<uint32_t>(eager_bytes_),
-              .gid = port.gid,
-              .key = net_.key()};
-  uint8_t bytes[Hello::kBytes];
-  hello.encode(bytes);
-  channel_.send(bytes, sizeof bytes);
-  await_reply_ = true;
+  Hello hello = own_hello(Hello::Kind::kRequest);
+  if (!auth::fresh_nonce(&hello.nonce))
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "verbs: handshake with %s: getrandom() failed: %s", name_.c_str(),
+                       std::strerror(errno));
+  request_ = hello.encode();
+  channel_.send(request_.data(), request_.size());
+  await_challenge_ = true;
 }
 
 void Endpoint::adopt(Channel channel, const Hello& hello) {
   channel_ = std::move(channel);
   go_live(hello);
-  const PortInfo& port = net_.device().port();
-  Hello reply{.kind = Hello::Kind::kReply,
-              .mtu = port.mtu,
-              .lid = port.lid,
-              .rank = net_.rank(),
-              .qpn = qp_->qp_num,
-              .psn = psn_,
-              .credits = static_cast<uint32_t>(credits_),
-              .eager_bytes = static_cast<uint32_t>(eager_bytes_),
-              .gid = port.gid,
-              .key = net_.key()};
-  uint8_t bytes[Hello::kBytes];
-  reply.encode(bytes);
-  channel_.send(bytes, sizeof bytes);
+  const Hello::Bytes reply = own_hello(Hello::Kind::kReply).encode();
+  channel_.send(reply.data(), reply.size());
   await_ready_ = true;
+}
+
+// The listener must prove the key as the rank this endpoint meant to reach;
+// then this side proves it.
+void Endpoint::answer_challenge(const Challenge& challenge) {
+  auth::Mac expected{};
+  auth::Mac proof{};
+  if (!acceptor_proof(net_.key(), request_, challenge.nonce, peer_rank_, &expected) ||
+      !initiator_proof(net_.key(), request_, challenge.nonce, &proof))
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_SYSTEM, "verbs: handshake with %s: libcrypto failed to compute HMAC-SHA256",
+                       name_.c_str());
+  if (!auth::same_mac(challenge.proof, expected))
+    HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE,
+                       "verbs: %s did not prove this communicator's key as rank %d (a listener of another "
+                       "communicator or rank; is the address stale?)",
+                       name_.c_str(), peer_rank_);
+  channel_.send(proof.data(), proof.size());
 }
 
 // RTR then RTS towards the QP the peer's hello describes.
@@ -173,15 +184,23 @@ void Endpoint::go_live(const Hello& h) {
 void Endpoint::poll_channel() {
   if (state_ == State::kFailed || !channel_.valid()) return;
   if (state_ == State::kConnecting) {
+    if (await_challenge_) {
+      channel_.flush();
+      if (!channel_.fill(Challenge::kBytes)) return;
+      answer_challenge(Challenge::decode(channel_.take(Challenge::kBytes).data()));
+      await_challenge_ = false;
+      await_reply_ = true;
+    }
     if (await_reply_) {
       channel_.flush();
       if (!channel_.fill(Hello::kBytes)) return;
       std::vector<uint8_t> bytes = channel_.take(Hello::kBytes);
       Hello h = Hello::decode(bytes.data(), bytes.size());
-      if (h.key != net_.key() || h.kind != Hello::Kind::kReply || h.rank != peer_rank_)
+      if (h.kind != Hello::Kind::kReply || h.rank != peer_rank_)
         HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE,
-                           "verbs: %s answered as rank %d of another communicator; is the address stale?",
-                           name_.c_str(), h.rank);
+                           "verbs: %s answered the handshake with a hello of kind %u from rank %d instead of rank "
+                           "%d's reply",
+                           name_.c_str(), static_cast<unsigned>(h.kind), h.rank, peer_rank_);
       go_live(h);
       channel_.send(&kReadyByte, 1);
       await_reply_ = false;

@@ -41,9 +41,10 @@ class Endpoint {
   // The lower rank of a pair connects its side channel, the higher one accepts.
   bool initiator() const;
 
-  // Connecting side: starts the side channel and sends the hello.
+  // Connecting side: starts the side channel and sends the hello (the
+  // handshake is in wire.hpp).
   void start();
-  // Accepting side: the side channel whose hello named this peer.
+  // Accepting side: the side channel whose peer proved the key, and its hello.
   void adopt(Channel channel, const Hello& hello);
   // Moves the handshake on, and notices the side channel closing.
   void poll_channel();
@@ -77,6 +78,8 @@ class Endpoint {
   uint8_t* slot(size_t index) const { return region_ + index * slot_bytes_; }
   void destroy();
   LocalQp local_qp() const;
+  Hello own_hello(Hello::Kind kind) const;
+  void answer_challenge(const Challenge& challenge);
   void go_live(const Hello& peer_hello);
   void check_usable() const;
   void post_recv(size_t index);
@@ -101,7 +104,9 @@ class Endpoint {
   bool bye_seen_ = false;
 
   Channel channel_;
-  bool await_reply_ = false;  // initiator: hello sent, reply not yet read
+  Hello::Bytes request_{};        // initiator: the hello it sent, which the proofs cover
+  bool await_challenge_ = false;  // initiator: hello sent, challenge not yet read
+  bool await_reply_ = false;      // initiator: proof sent, reply not yet read
   bool await_ready_ = false;  // acceptor: reply sent, ready byte not yet read
   ibv_qp* qp_ = nullptr;
   uint32_t psn_ = 0;

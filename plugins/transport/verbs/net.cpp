@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,7 +14,6 @@ namespace hcomm::verbs {
 
 namespace {
 
-constexpr auto kHelloDeadline = std::chrono::seconds(10);
 // Side channels are looked at this often while ready: a death shows well
 // within the second the transport contract allows.
 constexpr auto kChannelPollPeriod = std::chrono::milliseconds(2);
@@ -36,7 +34,8 @@ Net::Net(const plugin::Services& services, const Config& config, Device* device,
   if (!device_) return;
   const PortInfo& port = device_->port();
   uint32_t ip = choose_listen_ip(config_.if_addr);
-  listener_ = listen_on(ip, &local_.listen_port);
+  acceptor_.emplace(key_, rank_, nranks_, ip);
+  local_.listen_port = acceptor_->port();
   local_.listen_ip = ip;
   local_.has_device = true;
   local_.link_layer = port.link_layer;
@@ -141,78 +140,33 @@ size_t Net::drain_completions() {
 // under way; ready side channels are only watched for the peer's close.
 void Net::poll_channels(bool force) {
   Clock::time_point now = Clock::now();
-  bool connecting = !pending_.empty();
+  bool connecting = acceptor_->busy();
   for (auto& [rank, ep] : endpoints_) connecting = connecting || ep->connecting();
   if (!force && !connecting && now < next_channel_poll_) return;
   next_channel_poll_ = now + kChannelPollPeriod;
-  accept_new();
-  read_hellos();
+  // A side channel whose peer proved the key goes to its rank's endpoint, or
+  // waits for it. Anyone can connect: the warnings are rate-limited.
+  Acceptor::Progress accepted = acceptor_->poll();
+  for (const std::string& warning : accepted.warnings)
+    HCOMM_PLUGIN_LOG_LIMITED(services_, HCOMM_LOG_WARN, "NET", "verbs: %s", warning.c_str());
+  for (Acceptor::Admitted& admitted : accepted.admitted) {
+    const int rank = admitted.hello.rank;
+    if (auto it = endpoints_.find(rank); it != endpoints_.end()) {
+      Endpoint& ep = *it->second;
+      ep.guard([&] { ep.adopt(std::move(admitted.channel), admitted.hello); });
+    } else {
+      early_.insert_or_assign(rank, std::move(admitted));
+    }
+  }
   for (auto& [rank, ep] : endpoints_) {
     Endpoint& e = *ep;
     e.guard([&] { e.poll_channel(); });
   }
 }
 
-void Net::accept_new() {
-  for (;;) {
-    sockaddr_in from{};
-    socklen_t len = sizeof from;
-    int fd = ::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-        log(HCOMM_LOG_WARN, plugin::format("verbs: accept failed: %s", std::strerror(errno)));
-      return;
-    }
-    pending_.push_back(Pending{.channel = Channel(Fd(fd)),
-                               .from = inet_str(from.sin_addr.s_addr, ntohs(from.sin_port)),
-                               .deadline = Clock::now() + kHelloDeadline});
-  }
-}
-
-// A hello with the communicator's key goes to its rank's endpoint (or waits
-// for it); anything else drops the side channel with a warning.
-void Net::read_hellos() {
-  Clock::time_point now = Clock::now();
-  for (size_t i = 0; i < pending_.size();) {
-    Pending& p = pending_[i];
-    std::string refusal;
-    bool done = false;
-    try {
-      if (p.channel.fill(Hello::kBytes)) {
-        std::vector<uint8_t> bytes = p.channel.take(Hello::kBytes);
-        Hello h = Hello::decode(bytes.data(), bytes.size());
-        done = true;
-        if (h.key != key_)
-          refusal = "it presented another communicator's key";
-        else if (h.kind != Hello::Kind::kRequest || h.rank >= nranks_ || h.rank >= rank_)
-          refusal = plugin::format("it claims rank %d, which does not connect to rank %d", h.rank, rank_);
-        else if (auto it = endpoints_.find(h.rank); it != endpoints_.end()) {
-          Endpoint& ep = *it->second;
-          ep.guard([&] { ep.adopt(std::move(p.channel), h); });
-        } else {
-          early_[h.rank] = Early{.channel = std::move(p.channel), .hello = h};
-        }
-      } else if (now > p.deadline) {
-        done = true;
-        refusal = "it sent no hello in time";
-      }
-    } catch (const std::exception& e) {
-      done = true;
-      refusal = e.what();
-    }
-    if (!refusal.empty())
-      log(HCOMM_LOG_WARN, plugin::format("verbs: dropped a side channel from %s: %s", p.from.c_str(), refusal.c_str()));
-    if (done) {
-      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-    } else {
-      ++i;
-    }
-  }
-}
-
 std::vector<int> Net::watched_fds() const {
-  std::vector<int> fds{events_->fd, listener_.get()};
-  for (const Pending& p : pending_) fds.push_back(p.channel.fd());
+  std::vector<int> fds{events_->fd};
+  acceptor_->watched_fds(&fds);
   for (auto& [rank, ep] : endpoints_)
     if (ep->channel_fd() >= 0) fds.push_back(ep->channel_fd());
   return fds;

@@ -11,10 +11,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "acceptor.hpp"
 #include "config.hpp"
 #include "hcomm/plugin/transport.h"
 #include "hcomm/plugin/util.hpp"
@@ -56,7 +58,7 @@ class Net {
   ibv_cq* cq() const { return cq_; }
   const Config& config() const { return config_; }
   int rank() const { return rank_; }
-  const std::array<uint8_t, 16>& key() const { return key_; }
+  const Key& key() const { return key_; }
   RequestSet& requests() { return requests_; }
   // Handles every completion in the queue; returns how many.
   size_t drain_completions();
@@ -64,19 +66,9 @@ class Net {
   void log(hcomm_log_level_t level, const std::string& text) const { services_.log(level, "NET", text); }
 
  private:
-  // An accepted side channel until its hello names a rank of this communicator.
-  struct Pending {
-    Channel channel;
-    std::string from;
-    Clock::time_point deadline;
-  };
-  struct Early {
-    Channel channel;
-    Hello hello;
-  };
+  // A side channel admitted before its endpoint was created.
+  using Early = Acceptor::Admitted;
 
-  void accept_new();
-  void read_hellos();
   void poll_channels(bool force);
   std::vector<int> watched_fds() const;
 
@@ -85,17 +77,16 @@ class Net {
   Device* const device_;
   const int rank_;
   const int nranks_;
-  std::array<uint8_t, 16> key_{};
+  Key key_{};
   Address local_;
   std::string no_device_;
-  Fd listener_;
+  std::optional<Acceptor> acceptor_;  // with a device only
   ibv_comp_channel* events_ = nullptr;
   ibv_cq* cq_ = nullptr;
   RequestSet requests_;  // outlives the endpoints, which fail their requests on the way out
   std::unordered_map<int, std::unique_ptr<Endpoint>> endpoints_;  // by peer rank
   std::unordered_map<uint32_t, Endpoint*> by_qpn_;
-  std::vector<Pending> pending_;
-  std::unordered_map<int, Early> early_;  // hellos that came before connect, by rank
+  std::unordered_map<int, Early> early_;  // by rank
   std::vector<std::string> lost_;
   Clock::time_point next_channel_poll_{};
 };

@@ -1,5 +1,6 @@
-// The side channel of a pair: one TCP socket over which the two sides trade
-// their hellos (communicator key and QP identity) and that stays open while
+// The side channel of a pair: one TCP socket over which the two sides prove
+// the communicator's key and trade their QP identities (the handshake in
+// wire.hpp), and that stays open while
 // the pair lives, so that a peer's death shows at once as the socket closing
 // (a dead RC peer would otherwise show only after the QP's retries ran out).
 #pragma once

@@ -11,7 +11,7 @@ namespace {
 
 constexpr uint32_t kAddressMagic = 0x42494348;  // "HCIB"
 constexpr uint32_t kHelloMagic = 0x4c454849;    // "IHEL"
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
 
 class Writer {
  public:
@@ -112,9 +112,9 @@ Address Address::decode(const void* buf, size_t len, const char* what) {
   return a;
 }
 
-void Hello::encode(uint8_t (&out)[kBytes]) const {
-  std::memset(out, 0, kBytes);
-  Writer(out)
+Hello::Bytes Hello::encode() const {
+  Bytes out{};
+  Writer(out.data())
       .num(kHelloMagic)
       .num(kVersion)
       .num(static_cast<uint8_t>(kind))
@@ -128,7 +128,8 @@ void Hello::encode(uint8_t (&out)[kBytes]) const {
       .num(lid)
       .num(uint16_t{0})
       .bytes(gid)
-      .bytes(key);
+      .bytes(nonce);
+  return out;
 }
 
 Hello Hello::decode(const uint8_t* in, size_t len) {
@@ -153,13 +154,38 @@ Hello Hello::decode(const uint8_t* in, size_t len) {
   h.lid = r.num<uint16_t>();
   r.num<uint16_t>();
   r.bytes(h.gid);
-  r.bytes(h.key);
+  r.bytes(h.nonce);
   if (h.rank < 0) HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "hello names rank %d", h.rank);
   if (h.qpn == 0 || h.qpn > 0xffffff || h.psn > 0xffffff)
     HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "hello has QP number %u and PSN %u; both are 24-bit, the QP number not 0",
                        h.qpn, h.psn);
   if (h.credits == 0) HCOMM_PLUGIN_THROW(HCOMM_ERR_REMOTE, "hello offers no receive buffers");
   return h;
+}
+
+Challenge::Bytes Challenge::encode() const {
+  Bytes out{};
+  Writer(out.data()).bytes(nonce).bytes(proof);
+  return out;
+}
+
+Challenge Challenge::decode(const uint8_t* in) {
+  Challenge c{};
+  Reader r(in);
+  r.bytes(c.nonce);
+  r.bytes(c.proof);
+  return c;
+}
+
+bool acceptor_proof(const Key& key, const Hello::Bytes& request, const auth::Nonce& acceptor_nonce,
+                    int32_t acceptor_rank, auth::Mac* out) {
+  uint8_t rank[sizeof acceptor_rank];
+  Writer(rank).num(acceptor_rank);
+  return auth::mac(key, {auth::label("hcomm verbs acceptor"), request, acceptor_nonce, rank}, out);
+}
+
+bool initiator_proof(const Key& key, const Hello::Bytes& request, const auth::Nonce& acceptor_nonce, auth::Mac* out) {
+  return auth::mac(key, {auth::label("hcomm verbs initiator"), request, acceptor_nonce}, out);
 }
 
 void MsgHeader::encode(uint8_t* out) const {

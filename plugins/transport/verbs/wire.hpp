@@ -3,8 +3,9 @@
 // rejected with a reason instead of being misread:
 //  - the address blob the core exchanges (the side-channel listener, and the
 //    port's identity for scoring),
-//  - the hello both sides of a pair send over the side channel (communicator
-//    key, rank, QP number, PSN, LID, GID, MTU, receive buffers),
+//  - the side channel's handshake: the hellos both sides of a pair send (rank,
+//    QP number, PSN, LID, GID, MTU, receive buffers), the challenge and the
+//    proofs by which each side shows that it holds the communicator's key,
 //  - the header of every message sent into a peer's receive buffers.
 #pragma once
 
@@ -12,7 +13,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "hcomm/plugin/auth.hpp"
+
 namespace hcomm::verbs {
+
+namespace auth = plugin::auth;
+using Key = std::array<uint8_t, 16>;
 
 using Gid = std::array<uint8_t, 16>;
 
@@ -37,6 +43,15 @@ struct Address {
   static Address decode(const void* buf, size_t len, const char* what);
 };
 
+// The side channel's handshake. The communicator's key never travels: each
+// side proves it over the other's fresh nonce (hcomm/plugin/auth.hpp), and
+// the acceptor admits a side channel only once the initiator has.
+//
+//   initiator -> acceptor   Hello (kRequest: its rank and QP, its nonce)
+//   acceptor -> initiator   Challenge (its nonce, acceptor_proof)
+//   initiator -> acceptor   initiator_proof
+//   acceptor -> initiator   Hello (kReply: its QP)
+//   initiator -> acceptor   kReadyByte, once its QP can receive
 struct Hello {
   enum class Kind : uint8_t { kRequest = 1, kReply = 2 };
   Kind kind = Kind::kRequest;
@@ -48,13 +63,32 @@ struct Hello {
   uint32_t credits = 0;      // receive buffers the sender of the hello posted
   uint32_t eager_bytes = 0;  // payload bytes each of them holds
   Gid gid{};
-  std::array<uint8_t, 16> key{};
+  auth::Nonce nonce{};  // kRequest: the initiator's; zero in a reply
 
   static constexpr size_t kBytes = 64;
-  void encode(uint8_t (&out)[kBytes]) const;
+  using Bytes = std::array<uint8_t, kBytes>;
+  Bytes encode() const;
   // Throws HCOMM_ERR_REMOTE with the reason when the bytes are not a hello.
   static Hello decode(const uint8_t* in, size_t len);
 };
+
+struct Challenge {
+  auth::Nonce nonce;  // the acceptor's
+  auth::Mac proof;    // acceptor_proof
+
+  static constexpr size_t kBytes = sizeof(auth::Nonce) + sizeof(auth::Mac);
+  using Bytes = std::array<uint8_t, kBytes>;
+  Bytes encode() const;
+  static Challenge decode(const uint8_t* in);
+};
+
+// The proofs, over the initiator's hello as sent. The acceptor's names its
+// rank, so that the initiator also learns that it reached the rank it meant
+// to; the role labels keep one side's proof from serving as the other's.
+// False only when libcrypto fails.
+bool acceptor_proof(const Key& key, const Hello::Bytes& request, const auth::Nonce& acceptor_nonce,
+                    int32_t acceptor_rank, auth::Mac* out);
+bool initiator_proof(const Key& key, const Hello::Bytes& request, const auth::Nonce& acceptor_nonce, auth::Mac* out);
 
 // The one byte the connecting side sends once its QP can receive.
 inline constexpr uint8_t kReadyByte = 0x5a;
