@@ -1,7 +1,10 @@
 // A rank killed in the middle of a direct allreduce: every survivor must
 // fail with HCOMM_ERR_REMOTE within seconds, naming the collective, and no
 // rank may hang. The test forks its ranks itself (hcomm-run would stop the
-// survivors) around a unique id made here.
+// survivors); rank 0 makes the unique id and hands it to the others through
+// shared memory, so that this process starts no thread (the rendezvous
+// service's) before it forks: a child of a threaded process may find a lock
+// of the allocator held for ever.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,11 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <new>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -34,15 +39,15 @@ struct Outcome {
 class ForkedJob {
  public:
   ForkedJob(int nranks, std::vector<std::pair<const char*, std::string>> env) : nranks_(nranks), env_(std::move(env)) {
-    EXPECT_EQ(hcomm_get_unique_id(&id_), HCOMM_SUCCESS) << hcomm_get_last_error();
-    void* p = mmap(nullptr, sizeof(Outcome) * nranks, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    outcomes_ = static_cast<Outcome*>(p);
+    void* p = mmap(nullptr, bytes(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shared_ = new (p) Shared{};
+    outcomes_ = reinterpret_cast<Outcome*>(shared_ + 1);
     for (int r = 0; r < nranks; ++r) outcomes_[r] = Outcome{-1, 0, "did not report"};
   }
   ~ForkedJob() {
     for (pid_t pid : pids_)
       if (pid > 0) kill(pid, SIGKILL), waitpid(pid, nullptr, 0);
-    munmap(outcomes_, sizeof(Outcome) * nranks_);
+    munmap(shared_, bytes());
   }
 
   void spawn(int rank, const std::function<void(hcomm_comm_t, Outcome&)>& body) {
@@ -53,7 +58,8 @@ class ForkedJob {
       for (const auto& [name, value] : env_) setenv(name, value.c_str(), 1);
       Outcome& out = outcomes_[rank];
       hcomm_comm_t comm = nullptr;
-      hcomm_result_t rc = hcomm_comm_init_rank(&comm, &id_, nranks_, rank);
+      hcomm_result_t rc = rank == 0 ? make_id() : await_id();
+      if (rc == HCOMM_SUCCESS) rc = hcomm_comm_init_rank(&comm, &shared_->id, nranks_, rank);
       out = Outcome{rc, 0, ""};
       std::snprintf(out.message, sizeof out.message, "%s", rc ? hcomm_get_last_error() : "");
       if (rc == HCOMM_SUCCESS) body(comm, out);
@@ -74,9 +80,28 @@ class ForkedJob {
   const Outcome& outcome(int r) const { return outcomes_[r]; }
 
  private:
+  // The unique id, then each rank's outcome.
+  struct alignas(Outcome) Shared {
+    hcomm_unique_id_t id;
+    std::atomic<bool> id_ready;
+  };
+  size_t bytes() const { return sizeof(Shared) + sizeof(Outcome) * nranks_; }
+  hcomm_result_t make_id() {
+    const hcomm_result_t rc = hcomm_get_unique_id(&shared_->id);
+    shared_->id_ready.store(rc == HCOMM_SUCCESS, std::memory_order_release);
+    return rc;
+  }
+  hcomm_result_t await_id() {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (!shared_->id_ready.load(std::memory_order_acquire))
+      if (Clock::now() > deadline) return HCOMM_ERR_TIMEOUT;
+      else usleep(1000);
+    return HCOMM_SUCCESS;
+  }
+
   int nranks_;
   std::vector<std::pair<const char*, std::string>> env_;
-  hcomm_unique_id_t id_{};
+  Shared* shared_;
   Outcome* outcomes_;
   std::vector<pid_t> pids_;
 };
