@@ -22,6 +22,7 @@
 #include "core/transport/transport.hpp"
 #include "hcomm/plugin/pending.hpp"
 #include "plugins/transport/tcp/wire.hpp"
+#include "tests/unit/descriptors.hpp"
 #include "tests/unit/recording_proxy.hpp"
 
 namespace hcomm {
@@ -37,14 +38,7 @@ bool poll_until(double seconds, const std::function<bool()>& step) {
   return false;
 }
 
-// Descriptors this process has open (counted without opening one).
-long open_descriptors() {
-  rlimit limit{};
-  ::getrlimit(RLIMIT_NOFILE, &limit);
-  long open = 0;
-  for (rlim_t fd = 0; fd < limit.rlim_cur; ++fd) open += ::fcntl(static_cast<int>(fd), F_GETFD) != -1;
-  return open;
-}
+using test::open_descriptors;
 
 class TcpPair : public ::testing::Test {
  protected:

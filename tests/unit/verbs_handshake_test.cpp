@@ -20,6 +20,7 @@
 #include "core/bootstrap/socket.hpp"
 #include "hcomm/plugin/pending.hpp"
 #include "plugins/transport/verbs/acceptor.hpp"
+#include "tests/unit/descriptors.hpp"
 
 namespace hcomm::verbs {
 namespace {
@@ -30,14 +31,7 @@ bool contains(const std::vector<uint8_t>& haystack, const Key& needle) {
   return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end()) != haystack.end();
 }
 
-// Descriptors this process has open (counted without opening one).
-long open_descriptors() {
-  rlimit limit{};
-  ::getrlimit(RLIMIT_NOFILE, &limit);
-  long open = 0;
-  for (rlim_t fd = 0; fd < limit.rlim_cur; ++fd) open += ::fcntl(static_cast<int>(fd), F_GETFD) != -1;
-  return open;
-}
+using test::open_descriptors;
 
 // One connection to the acceptor, as an initiator (or a stranger) speaks it;
 // what goes each way is recorded.
