@@ -287,7 +287,7 @@ void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence, const uin
     if (bytes)
       std::memcpy(line.payload, payload + at, std::min(window::kPayloadBytes, bytes - at));
     else
-      std::memcpy(line.payload, &signature_, sizeof signature_);
+      window::put_signature(line, signature_);
     line.value.store(value, std::memory_order_release);
   }
   window::Header& h = io_->header(peer);
@@ -307,7 +307,7 @@ bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence, uint8_t* pa
   MappedIO::Calls& calls = io_->calls();
   uint64_t seen = 0;
   for (uint32_t j = 0; j < window::lines_of(bytes); ++j) {
-    const window::FlagLine& line = io_->flag(io_->rank(), peer, match + j, call_);
+    window::FlagLine& line = io_->flag(io_->rank(), peer, match + j, call_);
     const uint64_t value = line.value.load(std::memory_order_acquire);
     if (value < want) {
       calls.awaited = &line.value;
@@ -316,8 +316,7 @@ bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence, uint8_t* pa
     }
     // A payload's lines carry the signature in their occurrence, a plain
     // signal's line in its payload bytes.
-    uint64_t signature = 0;
-    if (!bytes) std::memcpy(&signature, line.payload, sizeof signature);
+    const uint64_t signature = bytes ? 0 : window::signature_of(line);
     if (window::call_of(value) == call_ &&
         (bytes ? value != window::flag_value(call_, window::payload_occurrence(signature_)) : signature != signature_))
         [[unlikely]] {

@@ -57,14 +57,26 @@ inline constexpr uint64_t kPayloadBytes = HCOMM_SIGNAL_PAYLOAD_BYTES;
 
 // A flag's line: its value and the payload a signal may carry, so that a
 // small message arrives with its flag; a signal without payload puts the
-// call's signature there instead, for the waiter to compare. A call uses the lines of its lap;
-// the writer of call k + kLaps waits until every rank finished call k, so a
-// line is never rewritten while its reader still looks at it.
+// call's signature there instead, for the waiter to compare. A call uses the
+// lines of its lap; the writer of call k + kLaps waits until every rank
+// finished call k, so a payload is never rewritten while its reader still
+// looks at it. A plain signal may raise its line again in the same call while
+// a waiter reads the signature, so the signature goes through atomics.
 struct alignas(kLine) FlagLine {
   std::atomic<uint64_t> value;
-  uint8_t payload[kPayloadBytes];
+  union {
+    uint8_t payload[kPayloadBytes];
+    uint64_t signature;
+  };
 };
 static_assert(sizeof(FlagLine) == kLine, "a flag's value and payload share one cache line");
+
+inline void put_signature(FlagLine& line, uint64_t signature) {
+  std::atomic_ref<uint64_t>(line.signature).store(signature, std::memory_order_relaxed);
+}
+inline uint64_t signature_of(FlagLine& line) {
+  return std::atomic_ref<uint64_t>(line.signature).load(std::memory_order_relaxed);
+}
 
 // Asks for a line's ownership ahead of writing it, so that the writes of
 // several lines another core holds wait for their transfers at once, not
