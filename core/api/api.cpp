@@ -1,6 +1,7 @@
 // The C API outside the calls that move data: names, communicators,
 // requests and the choice of algorithm. Exceptions never cross this boundary.
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/algorithm/tune.hpp"
@@ -8,6 +9,7 @@
 #include "core/bootstrap/bootstrap.hpp"
 #include "core/comm/communicator.hpp"
 #include "core/common/error.hpp"
+#include "core/common/log.hpp"
 #include "core/common/settings.hpp"
 #include "core/plugin/loader.hpp"
 #include "hcomm/hcomm.h"
@@ -18,8 +20,14 @@ namespace {
 constexpr const char* kOpNames[HCOMM_NUM_OPS] = {"sum", "prod", "min", "max", "avg"};
 
 // Plugins and settings are read before the first communicator; a bad setting
-// fails here, naming the variable.
+// fails here, naming the variable. The first call logs the library's version,
+// before anything that may fail, so that every log says which HComm ran.
 void prepare_process() {
+  static std::once_flag announced;
+  std::call_once(announced, [] {
+    HCOMM_INFO(INIT, "HComm %s (plugin ABI %d.%d)", HCOMM_VERSION_STRING, HCOMM_PLUGIN_ABI_MAJOR,
+               HCOMM_PLUGIN_ABI_MINOR);
+  });
   plugin::discovered();
   settings::validate();
 }
@@ -68,6 +76,14 @@ using namespace hcomm;
 using namespace hcomm::api;
 
 extern "C" {
+
+HCOMM_API hcomm_result_t hcomm_get_version(int* version) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(version, "hcomm_get_version: version is NULL");
+    *version = HCOMM_VERSION_CODE;
+    return HCOMM_SUCCESS;
+  });
+}
 
 HCOMM_API const char* hcomm_get_last_error(void) { return last_error(); }
 

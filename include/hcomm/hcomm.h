@@ -12,14 +12,11 @@
 #define HCOMM_H
 
 #include "hcomm/types.h"
+#include "hcomm/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define HCOMM_VERSION_MAJOR 0
-#define HCOMM_VERSION_MINOR 2
-#define HCOMM_VERSION_PATCH 0
 
 typedef struct hcomm_comm* hcomm_comm_t;
 typedef struct hcomm_request* hcomm_request_t;
@@ -32,6 +29,10 @@ typedef struct hcomm_unique_id {
   char internal[HCOMM_UNIQUE_ID_BYTES];
 } hcomm_unique_id_t;
 
+/* The version of the library the program runs with, as HCOMM_VERSION_CODE
+ * gives the headers' (major * 10000 + minor * 100 + patch; like
+ * ncclGetVersion): compare it with HCOMM_VERSION(major, minor, patch). */
+HCOMM_API hcomm_result_t hcomm_get_version(int* version);
 HCOMM_API const char* hcomm_get_last_error(void);
 HCOMM_API const char* hcomm_result_string(hcomm_result_t result);
 HCOMM_API const char* hcomm_dtype_name(hcomm_dtype_t dtype);

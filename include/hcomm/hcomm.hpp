@@ -25,6 +25,14 @@ inline void check(hcomm_result_t rc) {
   if (rc != HCOMM_SUCCESS) throw Error(rc, hcomm_get_last_error());
 }
 
+// The version of the library the program runs with (hcomm_get_version):
+// major * 10000 + minor * 100 + patch, as HCOMM_VERSION_CODE.
+inline int version() {
+  int v = 0;
+  check(hcomm_get_version(&v));
+  return v;
+}
+
 // The dtype of a C++ element type (float16/bfloat16 have none: use the
 // pointer + count + dtype overloads for them).
 template <class T>

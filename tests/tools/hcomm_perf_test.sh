@@ -353,6 +353,16 @@ case_full_shm() {
   grep -q "/dev/shm, is full" "$WORK/err" || fail "no rank said that /dev/shm is full"
 }
 
+# At INFO, each process logs the library's version once, before anything else
+# of its start (EXPECTED_HCOMM_VERSION: the project's version).
+case_version_log() {
+  HCOMM_DEBUG=INFO HCOMM_DEBUG_SUBSYS=INIT perf 2 -c allreduce -b 8 -e 8 -w 0 -n 1
+  expect_rc 0
+  local lines
+  lines=$(grep -c "HComm ${EXPECTED_HCOMM_VERSION:?} (plugin ABI [0-9]*\.[0-9]*)$" "$WORK/err")
+  [ "$lines" -eq 2 ] || fail "$lines lines with the version HComm $EXPECTED_HCOMM_VERSION, expected one per rank"
+}
+
 case_bad_arguments() {
   perf 2 -c nosuch
   expect_rc 2
