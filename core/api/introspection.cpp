@@ -123,4 +123,16 @@ HCOMM_API const char* hcomm_setting_accepted(int index) {
   }
 }
 
+HCOMM_API hcomm_result_t hcomm_setting_check(int index) {
+  return c_boundary([&] {
+    const auto& all = settings::all();
+    if (index < 0 || static_cast<size_t>(index) >= all.size())
+      HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "hcomm_setting_check: index %d outside 0..%zu", index,
+                  all.size() ? all.size() - 1 : 0);
+    const settings::Decl& d = all[index];
+    if (const char* value = std::getenv(d.name.c_str())) settings::check(d, value, d.name);
+    return HCOMM_SUCCESS;
+  });
+}
+
 }  // extern "C"

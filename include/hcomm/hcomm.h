@@ -263,6 +263,12 @@ HCOMM_API hcomm_result_t hcomm_setting_get(int index, hcomm_setting_desc_t* desc
  * an optional K, M or G suffix", "one of auto, on, off"); NULL for an index
  * out of range. Every value is checked against it at communicator creation. */
 HCOMM_API const char* hcomm_setting_accepted(int index);
+/* Checks setting `index` as communicator creation does: HCOMM_SUCCESS when
+ * it is unset in the environment or its value is accepted; otherwise
+ * HCOMM_ERR_CONFIG, with hcomm_get_last_error() naming the variable, its
+ * value and what it accepts (HCOMM_ERR_INVALID_ARGUMENT for an index out of
+ * range). */
+HCOMM_API hcomm_result_t hcomm_setting_check(int index);
 
 #ifdef __cplusplus
 }
