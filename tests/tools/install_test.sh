@@ -92,6 +92,15 @@ if grep -qF "$build" <<< "$info"; then
   exit 1
 fi
 
+echo "== examples/ on its own against the installed HComm"
+cmake -S "$source/examples" -B "$prefix/examples" ${generator:+-G "$generator"} -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" > "$prefix/examples.log" 2>&1 &&
+  cmake --build "$prefix/examples" >> "$prefix/examples.log" 2>&1 ||
+  { cat "$prefix/examples.log"; fail "building examples/ against the installed HComm"; }
+for example in allreduce allreduce_cxx; do
+  "$prefix/bin/hcomm-run" -n 2 "$prefix/examples/hcomm_example_$example" || fail "hcomm_example_$example failed"
+done
+
 echo "== without the tests, hcomm-transport-check is still built and installed"
 cmake -S "$source" -B "$prefix/notests" ${generator:+-G "$generator"} -DHCOMM_BUILD_TESTS=OFF > "$prefix/notests.log" 2>&1 ||
   { cat "$prefix/notests.log"; fail "configuring $source without the tests"; }
