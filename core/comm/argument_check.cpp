@@ -5,9 +5,9 @@
 #include <cstring>
 
 #include "core/algorithm/tune.hpp"
-#include "core/comm/peers.hpp"
 #include "core/common/error.hpp"
 #include "core/exec/operation.hpp"
+#include "core/links/links.hpp"
 #include "hcomm/hcomm.h"
 
 namespace hcomm::comm {
@@ -70,7 +70,7 @@ exec::Agreement ArgumentCheck::agreement(const hcomm_coll_args_t& args, int nran
   return a;
 }
 
-void ArgumentCheck::post_receives(Peers& io) {
+void ArgumentCheck::post_receives(links::Links& io) {
   if (inbox_.empty()) {
     inbox_.resize(nranks_);
     receives_.assign(nranks_, nullptr);
@@ -86,7 +86,7 @@ void ArgumentCheck::post_receives(Peers& io) {
   }
 }
 
-void ArgumentCheck::send(Peers& io, int peer, Kind kind, const std::string& verdict) {
+void ArgumentCheck::send(links::Links& io, int peer, Kind kind, const std::string& verdict) {
   Sending& s = sending_.emplace_back(Sending{.peer = peer, .message = {}});
   s.message.from = rank_;
   s.message.kind = kind;
@@ -96,7 +96,7 @@ void ArgumentCheck::send(Peers& io, int peer, Kind kind, const std::string& verd
 }
 
 // Starts the sends not yet started and forgets those done.
-void ArgumentCheck::progress_sends(Peers& io) {
+void ArgumentCheck::progress_sends(links::Links& io) {
   for (auto it = sending_.begin(); it != sending_.end();) {
     size_t bytes = 0;
     bool done = false;
@@ -140,7 +140,7 @@ std::string ArgumentCheck::difference(int peer, const std::array<Entry, kHistory
   return "";
 }
 
-void ArgumentCheck::fail(Peers& io, const std::string& text) {
+void ArgumentCheck::fail(links::Links& io, const std::string& text) {
   for (int p = 0; p < nranks_; ++p)
     if (p != rank_) send(io, p, kVerdict, text);
   // The peers learn it only from these messages: see them out, for a while.
@@ -152,7 +152,7 @@ void ArgumentCheck::fail(Peers& io, const std::string& text) {
   throw Error(HCOMM_ERR_INVALID_ARGUMENT, text);
 }
 
-void ArgumentCheck::take(Peers& io) {
+void ArgumentCheck::take(links::Links& io) {
   for (int p = 0; p < nranks_; ++p) {
     size_t bytes = 0;
     if (p == rank_ || !receives_[p]) continue;
@@ -184,7 +184,7 @@ void ArgumentCheck::take(Peers& io) {
   post_receives(io);
 }
 
-void ArgumentCheck::probe(Peers& io, const std::vector<int>& peers) {
+void ArgumentCheck::probe(links::Links& io, const std::vector<int>& peers) {
   post_receives(io);
   progress_sends(io);
   take(io);
@@ -201,7 +201,7 @@ void ArgumentCheck::probe(Peers& io, const std::vector<int>& peers) {
   for (int p : peers) ask(p);
 }
 
-void ArgumentCheck::last_look(Peers& io) {
+void ArgumentCheck::last_look(links::Links& io) {
   // What a peer sent just before it left may still be on its way in.
   const auto deadline = Clock::now() + kLastLookFor;
   do {
@@ -215,7 +215,7 @@ void ArgumentCheck::last_look(Peers& io) {
   } while (Clock::now() < deadline);
 }
 
-void ArgumentCheck::resolve(Peers& io, int peer, uint32_t seq, double seconds) {
+void ArgumentCheck::resolve(links::Links& io, int peer, uint32_t seq, double seconds) {
   post_receives(io);
   if (!asked_[peer]) {
     asked_[peer] = 1;

@@ -28,9 +28,11 @@
 #include "core/exec/schedule.hpp"
 #include "hcomm/plugin/algorithm.h"
 
-namespace hcomm::comm {
+namespace hcomm::links {
+class Links;
+}
 
-class Peers;
+namespace hcomm::comm {
 
 class ArgumentCheck {
  public:
@@ -58,14 +60,14 @@ class ArgumentCheck {
   // one is in flight or it already answered about this call, and takes the
   // answers and questions that arrived. Throws HCOMM_ERR_INVALID_ARGUMENT
   // naming both ranks' arguments when a peer's calls differ from this rank's.
-  void probe(Peers& io, const std::vector<int>& peers);
+  void probe(links::Links& io, const std::vector<int>& peers);
   // Takes what arrived, as probe does, asking nobody: for a rank about to
   // fail otherwise (a peer that found a difference fails and may close its
   // links before this rank read why).
-  void last_look(Peers& io);
+  void last_look(links::Links& io);
   // A mapped wait saw another signature from `peer` in call `seq`: asks it
   // and waits up to `seconds` for its answer. Always throws.
-  [[noreturn]] void resolve(Peers& io, int peer, uint32_t seq, double seconds);
+  [[noreturn]] void resolve(links::Links& io, int peer, uint32_t seq, double seconds);
 
  private:
   static constexpr uint32_t kHistory = 16;
@@ -93,15 +95,15 @@ class ArgumentCheck {
     const uint64_t x = (chain ^ hash) * 0x9E3779B97F4A7C15ull;
     return x ^ (x >> 29);
   }
-  void post_receives(Peers& io);
-  void send(Peers& io, int peer, Kind kind, const std::string& verdict = "");
-  void progress_sends(Peers& io);
+  void post_receives(links::Links& io);
+  void send(links::Links& io, int peer, Kind kind, const std::string& verdict = "");
+  void progress_sends(links::Links& io);
   // Takes what arrived; throws on a difference or a verdict.
-  void take(Peers& io);
+  void take(links::Links& io);
   // The text of the first difference between this rank's calls and `theirs`
   // (of rank `peer`), or "" when their common calls agree.
   std::string difference(int peer, const std::array<Entry, kHistory>& theirs) const;
-  [[noreturn]] void fail(Peers& io, const std::string& text);
+  [[noreturn]] void fail(links::Links& io, const std::string& text);
 
   int rank_, nranks_;
   uint64_t chain_ = 0;

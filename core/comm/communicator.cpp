@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 
+#include "core/algorithm/link_models.hpp"
 #include "core/algorithm/tuning.hpp"
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
@@ -50,10 +51,6 @@ bool host_oversubscribed(int ranks_here, const bootstrap::Locality& job) {
   if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) return false;
   return std::max(ranks_here, job.size) > CPU_COUNT(&cpus);
 }
-// What a synchronisation costs on top when a host's ranks outnumber its
-// cores: a time slice handed over (4 ranks on 2 cores: one_shot against
-// two_shot, which synchronises once more, at 1-8 KiB).
-constexpr double kOversubscribedSyncUs = 3.0;
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 // A call idle for this part of its timeout reports the peers it waits on to
 // the rendezvous, which judges the same part later which ranks hold it up:
@@ -77,77 +74,6 @@ std::array<uint8_t, 16> random_bytes() {
     HCOMM_THROW(HCOMM_ERR_SYSTEM, "getrandom failed: %s", strerror(errno));
   return key;
 }
-
-// Messages from this rank to itself. A send is copied into the oldest
-// receive posted with its tag, or held until one is posted, so that it
-// completes at once (a blocking send to itself returns). As on a transport,
-// one tag's messages match in order; lengths must be equal.
-class SelfLink {
- public:
-  explicit SelfLink(int rank) : rank_(rank) {}
-
-  void* isend(const void* buf, size_t len, uint64_t tag) {
-    if (auto posted = first(posted_, tag); posted != posted_.end()) {
-      deliver(*posted->second, buf, len);
-      posted_.erase(posted);
-    } else {
-      const auto* bytes = static_cast<const uint8_t*>(buf);
-      held_.emplace(tag, std::vector<uint8_t>(bytes, bytes + len));
-    }
-    return &sent_;
-  }
-
-  void* irecv(void* buf, size_t len, uint64_t tag) {
-    Receive& r = receives_.emplace_back(Receive{.buf = buf, .len = len});
-    if (auto held = first(held_, tag); held != held_.end()) {
-      deliver(r, held->second.data(), held->second.size());
-      held_.erase(held);
-    } else {
-      posted_.emplace(tag, &r);
-    }
-    return &r;
-  }
-
-  bool test(void* request, size_t* bytes) {
-    if (request == &sent_) return true;
-    auto it = std::find_if(receives_.begin(), receives_.end(), [&](const Receive& r) { return &r == request; });
-    if (!it->done) return false;
-    std::string error = std::move(it->error);
-    *bytes = it->len;
-    receives_.erase(it);
-    if (!error.empty()) throw Error(HCOMM_ERR_INVALID_ARGUMENT, error);
-    return true;
-  }
-
- private:
-  struct Receive {
-    void* buf;
-    size_t len;
-    bool done = false;
-    std::string error;
-  };
-
-  // The oldest entry of `tag` (equal keys keep their insertion order).
-  template <class Map>
-  static typename Map::iterator first(Map& map, uint64_t tag) {
-    auto it = map.lower_bound(tag);
-    return it != map.end() && it->first == tag ? it : map.end();
-  }
-
-  void deliver(Receive& r, const void* data, size_t len) {
-    r.done = true;
-    if (len != r.len)
-      r.error = format("rank %d sent itself a message of %zu bytes that met a receive of %zu bytes", rank_, len, r.len);
-    else if (len)
-      std::memcpy(r.buf, data, len);
-  }
-
-  int rank_;
-  char sent_ = 0;  // the request of every send: sends complete at once
-  std::list<Receive> receives_;
-  std::multimap<uint64_t, Receive*> posted_;
-  std::multimap<uint64_t, std::vector<uint8_t>> held_;
-};
 
 // Point to point as a one-step schedule to or from args.root, built through
 // the algorithms' builder so that it is chunked and checked as theirs are.
@@ -185,32 +111,6 @@ constexpr std::array<const size_t* hcomm_coll_args_t::*, 4> kLayoutFields = {
 
 }  // namespace
 
-// The communicator's messages: to other ranks through their transports'
-// endpoints, to itself in memory; mapped memory as Peers maps it.
-class Links final : public exec::PeerIO {
- public:
-  Links(Peers& peers, int rank) : peers_(peers), rank_(rank), self_(rank) {}
-
-  void* isend(int peer, const void* buf, size_t len, uint64_t tag) override {
-    return peer == rank_ ? self_.isend(buf, len, tag) : peers_.isend(peer, buf, len, tag);
-  }
-  void* irecv(int peer, void* buf, size_t len, uint64_t tag) override {
-    return peer == rank_ ? self_.irecv(buf, len, tag) : peers_.irecv(peer, buf, len, tag);
-  }
-  bool test(int peer, void* request, size_t* bytes) override {
-    return peer == rank_ ? self_.test(request, bytes) : peers_.test(peer, request, bytes);
-  }
-  void progress() override { peers_.progress(); }
-  void wait(int64_t timeout_us) override { peers_.wait(timeout_us); }
-  void check_peers() override { peers_.check_peers(); }
-  exec::MappedIO* mapped() override { return peers_.mapped(); }
-
- private:
-  Peers& peers_;
-  int rank_;
-  SelfLink self_;
-};
-
 Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, const Config& config)
     : bootstrap_(std::move(bootstrap)),
       rank_(bootstrap_->rank()),
@@ -228,26 +128,23 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
   bootstrap_->allgather(nonce.data(), nonce.size(), nonces.data());
   const std::array<uint8_t, 16> key = bootstrap_->derive_key(nonces.data(), nonce.size());
 
-  peers_ = std::make_unique<Peers>(*bootstrap_, key, topology_, config_);
-  links_ = std::make_unique<Links>(*peers_, rank_);
+  links_ = std::make_unique<links::Links>(*bootstrap_, key, topology_, config_.transports, config_.timeout_s);
   log_topology();
+  std::vector<hcomm_link_score_t> scores(size_);
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_) scores[p] = links_->score(p);
+  const algorithm::LinkModels models = algorithm::agree_link_models(*bootstrap_, topology_, scores);
   hcomm_comm_view_t view{.size = sizeof(hcomm_comm_view_t),
                          .rank = rank_,
                          .nranks = size_,
-                         .link = peers_->link_model(),
+                         .link = models.link,
                          .nnodes = topology_.nhosts(),
                          .node_of = topology_.host_of().data(),
-                         .intra = peers_->intra_model(),
-                         .inter = peers_->inter_model()};
-  peers_->describe_mapped(view);
-  if (any_rank_oversubscribed()) {
-    // Every wait for a peer then waits for the scheduler to run it.
-    view.flags |= HCOMM_VIEW_OVERSUBSCRIBED;
-    for (hcomm_link_model_t* m : {&view.link, &view.intra, &view.inter, &view.mapped})
-      m->alpha_us += kOversubscribedSyncUs;
-    HCOMM_INFO(INIT, "rank %d: a host has more ranks than cores: a synchronisation costs %g us more in the cost model",
-               rank_, kOversubscribedSyncUs);
-  }
+                         .intra = models.intra,
+                         .inter = models.inter};
+  links_->describe_mapped(view);
+  view.mapped = view.flags & HCOMM_VIEW_MAPPED ? models.mapped : models.link;
+  if (any_rank_oversubscribed()) algorithm::add_oversubscription(view);
   algorithm::Tuning tuning = algorithm::tuning(view, transport::allowed_names(config_.transports));
   view = tuning.view;
   const uint64_t chunk_bytes = config_.chunk_bytes;
@@ -284,14 +181,13 @@ void Communicator::log_topology() const {
 }
 
 const std::string& Communicator::topology_json() {
-  topology_json_ = topology::json::write(topology::to_json(topology_, peers_->all_links()));
+  topology_json_ = topology::json::write(topology::to_json(topology_, links_->all_links()));
   return topology_json_;
 }
 
 Communicator::~Communicator() {
   running_.clear();
   links_.reset();
-  peers_.reset();
   bootstrap_->close();
 }
 
@@ -305,7 +201,7 @@ void Communicator::fail(const Error& e) {
   // A peer that left may have left because the ranks' arguments differ: say so.
   if (e.code() == HCOMM_ERR_REMOTE) {
     try {
-      check_.last_look(*peers_);
+      check_.last_look(*links_);
     } catch (const Error& why) {
       if (why.code() == HCOMM_ERR_INVALID_ARGUMENT) {
         broken_ = why.what();
@@ -492,14 +388,14 @@ void Communicator::check_arguments(bool ask) {
     auto r = std::find_if(running_.begin(), running_.end(),
                           [](const Running& x) { return !x.p2p && x.op->schedule()->mapped && !x.op->done(); });
     const int peer = std::exchange(mapped->calls().mismatched, -1);
-    check_.resolve(*peers_, peer, r == running_.end() ? seq_ - 1 : r->op->seq(),
+    check_.resolve(*links_, peer, r == running_.end() ? seq_ - 1 : r->op->seq(),
                    std::min(config_.timeout_s, kResolveWithin));
   }
   if (!ask) return;
   std::vector<int> peers;
   for (const Running& r : running_)
     if (!r.p2p && !r.op->done()) r.op->pending_peer_ranks(peers);
-  check_.probe(*peers_, peers);
+  check_.probe(*links_, peers);
 }
 
 std::list<Communicator::Running>::iterator Communicator::find(const exec::Operation* op) {

@@ -17,14 +17,12 @@
 #include "core/bootstrap/bootstrap.hpp"
 #include "core/comm/argument_check.hpp"
 #include "core/comm/config.hpp"
-#include "core/comm/peers.hpp"
 #include "core/common/error.hpp"
 #include "core/exec/operation.hpp"
+#include "core/links/links.hpp"
 #include "core/topology/topology.hpp"
 
 namespace hcomm::comm {
-
-class Links;
 
 class Communicator {
  public:
@@ -36,7 +34,7 @@ class Communicator {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
-  Peers& peers() { return *peers_; }
+  links::Links& links() { return *links_; }
   // Hosts, NUMA nodes, link classes and levels (node-local ranks, leaders, rails).
   const topology::Topology& topology() const { return topology_; }
   // The topology and every pair's link as a topology document
@@ -123,12 +121,11 @@ class Communicator {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   int rank_, size_;
   Config config_;
-  // Before peers_: its receives stay posted until the links are gone.
+  // Before links_: its receives stay posted until the links are gone.
   ArgumentCheck check_;
   topology::Topology topology_;
-  std::unique_ptr<Peers> peers_;
+  std::unique_ptr<links::Links> links_;
   std::string topology_json_;
-  std::unique_ptr<Links> links_;
   std::unique_ptr<algorithm::Selector> selector_;
   // Point to point is built through the algorithms' builder, by the core's
   // own one-step algorithms: [0] sends, [1] receives.

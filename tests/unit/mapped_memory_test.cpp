@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/common/error.hpp"
-#include "core/device/memory_registry.hpp"
 #include "core/exec/window.hpp"
+#include "core/links/memory_registry.hpp"
 #include "core/transport/transport.hpp"
 #include "hcomm/hcomm.h"
 
@@ -21,15 +21,16 @@ namespace {
 
 const size_t kPage = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
 
-device::MemoryRegion region_at(uintptr_t base, size_t bytes, const void* maker) {
-  device::MemoryRegion r{.base = base, .bytes = bytes, .maker = maker, .handle = nullptr, .desc = {}, .allocated = false};
+links::MemoryRegion region_at(uintptr_t base, size_t bytes, const void* maker) {
+  links::MemoryRegion r{
+      .base = base, .bytes = bytes, .maker = maker, .handle = nullptr, .desc = {}, .allocated = false};
   r.desc.address = base + 16;
   r.desc.bytes = bytes - 32;
   return r;
 }
 
 TEST(MemoryRegistry, FindsRegionsByAddressRangeAndRefusesOverlaps) {
-  device::MemoryRegistry registry;
+  links::MemoryRegistry registry;
   const int maker = 0, other_maker = 0;
   registry.add(region_at(0x10000, 0x1000, &maker));
   registry.add(region_at(0x20000, 0x1000, &maker));
@@ -49,7 +50,7 @@ TEST(MemoryRegistry, FindsRegionsByAddressRangeAndRefusesOverlaps) {
   EXPECT_EQ(desc.bytes, 0u) << "memory another transport made is not mappable through this one";
   registry.describe(reinterpret_cast<void*>(0x21000), &maker, &desc);
   EXPECT_EQ(desc.bytes, 0u);
-  device::MemoryRegion* r = registry.containing(reinterpret_cast<void*>(0x20000), 1);
+  links::MemoryRegion* r = registry.containing(reinterpret_cast<void*>(0x20000), 1);
   EXPECT_EQ(registry.find(r), r);
   registry.remove(*r);
   EXPECT_EQ(registry.find(r), nullptr);

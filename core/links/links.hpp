@@ -1,9 +1,11 @@
-// The links of one communicator: a transport net per usable transport and an
-// endpoint per peer on the transport that serves that pair best. Built at
-// communicator creation: addresses are all-gathered through the bootstrap,
-// each pair scored (both sides reach the same answer; a transport that maps
-// memory serves only ranks the topology puts on one host), endpoints
-// connected with a deadline.
+// The links of one communicator: a transport net per usable transport, an
+// endpoint per peer on the transport that serves that pair best, messages to
+// this rank itself in memory, and the mapped memory of ranks that map each
+// other's. Built at communicator creation: addresses are all-gathered through
+// the bootstrap, each pair scored (both sides reach the same answer; a
+// transport that maps memory serves only ranks the topology puts on one
+// host), endpoints connected with a deadline, windows mapped. It is what the
+// executor moves data through (exec::PeerIO, exec::MappedIO).
 #pragma once
 
 #include <array>
@@ -12,22 +14,23 @@
 #include <vector>
 
 #include "core/bootstrap/bootstrap.hpp"
-#include "core/comm/config.hpp"
 #include "core/exec/peer_io.hpp"
+#include "core/links/mapped_links.hpp"
+#include "core/links/self_link.hpp"
 #include "core/topology/topo_file.hpp"
-#include "core/transport/mapped_links.hpp"
 #include "core/transport/transport.hpp"
 #include "hcomm/plugin/algorithm.h"
 
-namespace hcomm::comm {
+namespace hcomm::links {
 
-class Peers final : public exec::PeerIO {
+class Links final : public exec::PeerIO {
  public:
-  Peers(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key,
-        const topology::Topology& topology, const Config& config);
-  ~Peers() override;
-  Peers(const Peers&) = delete;
-  Peers& operator=(const Peers&) = delete;
+  // `transports`: HCOMM_TRANSPORTS' value; `timeout_s`: the deadline of connecting.
+  Links(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key, const topology::Topology& topology,
+        const std::string& transports, double timeout_s);
+  ~Links() override;
+  Links(const Links&) = delete;
+  Links& operator=(const Links&) = delete;
 
   void* isend(int peer, const void* buf, size_t len, uint64_t tag) override;
   void* irecv(int peer, void* buf, size_t len, uint64_t tag) override;
@@ -44,20 +47,14 @@ class Peers final : public exec::PeerIO {
 
   // The transport serving a peer ("self" for this rank).
   std::string transport_name(int peer) const;
-  // The slowest link's parameters, for the algorithms' cost functions: of
-  // the communicator, of two ranks of one host, between hosts (equal to
-  // intra when there are no two hosts, intra equal to inter when no host has
-  // two ranks). Every rank has the same.
-  hcomm_link_model_t link_model() const { return link_; }
-  hcomm_link_model_t intra_model() const { return intra_; }
-  hcomm_link_model_t inter_model() const { return inter_; }
+  // The bandwidth and latency of the link to `peer`: what a topology file
+  // gave for the pair, else the transport's score.
+  hcomm_link_score_t score(int peer) const;
   // The link of every pair a < b of ranks: the transport its ranks chose,
-  // with the bandwidth and latency a topology file gave, else the score.
-  // Collective: every rank calls it.
+  // with its score(). Collective: every rank calls it.
   std::vector<topology::LinkEntry> all_links();
-  // Fills view.flags, view.window_bytes and view.mapped: what the mapped
-  // memory steps may use on this communicator (flags 0 unless every rank maps
-  // every other's window).
+  // Fills view.flags, view.window_bytes: what the mapped memory steps may use
+  // on this communicator (flags 0 unless every rank maps every other's window).
   void describe_mapped(hcomm_comm_view_t& view) const;
   // The transport whose memory this communicator's ranks map (for
   // hcomm_mem_register), or nullptr.
@@ -83,9 +80,7 @@ class Peers final : public exec::PeerIO {
   void open_nets(const std::array<uint8_t, 16>& key, const std::string& transports);
   const uint8_t* address(int r, size_t t, uint32_t* len) const;
   Choice pair(int a, int b) const;  // from the addresses both published
-  hcomm_link_score_t modelled(int a, int b, const hcomm_link_score_t& score) const;
   void choose();
-  void agree_on_models();
   void connect_all();
   void map_windows();
   void progress_nets();  // every net, whatever is in flight
@@ -97,17 +92,16 @@ class Peers final : public exec::PeerIO {
   double timeout_s_;
   int rank_, size_;
   bool ordered_ = false;  // HCOMM_TRANSPORTS gave a preference order
+  SelfLink self_;
   std::vector<std::unique_ptr<Net>> nets_;
   std::vector<Link> links_;
   std::vector<uint8_t> addresses_;  // every rank's AddressSlot per net, in rank order
-  hcomm_link_model_t link_{}, intra_{}, inter_{};
-  std::unique_ptr<transport::MappedLinks> mapped_;
-  hcomm_link_model_t mapped_model_{};  // loads, stores and reductions through mapped memory
-  bool caches_apart_ = false;          // some two ranks of the host lie under different last-level caches
+  std::unique_ptr<MappedLinks> mapped_;
+  bool caches_apart_ = false;  // some two ranks of the host lie under different last-level caches
   // Transport requests handed out and not yet ended; progress calls while none are.
   uint64_t in_flight_ = 0;
   uint64_t idle_progress_calls_ = 0;
   static constexpr uint64_t kIdleProgressEvery = 64;
 };
 
-}  // namespace hcomm::comm
+}  // namespace hcomm::links

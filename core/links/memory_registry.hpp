@@ -12,7 +12,7 @@
 
 #include "hcomm/plugin/transport.h"
 
-namespace hcomm::device {
+namespace hcomm::links {
 
 struct MemoryRegion {
   uintptr_t base;
@@ -20,7 +20,7 @@ struct MemoryRegion {
   const void* maker;  // the transport that made it mappable, or nullptr
   void* handle;       // that transport's mem handle
   hcomm_mem_desc_t desc;
-  bool allocated;     // from hcomm_mem_alloc (else only registered)
+  bool allocated;  // from hcomm_mem_alloc (else only registered)
   uint32_t registrations = 0;
 };
 
@@ -47,4 +47,4 @@ class MemoryRegistry {
   std::map<uintptr_t, MemoryRegion> regions_;  // by base
 };
 
-}  // namespace hcomm::device
+}  // namespace hcomm::links

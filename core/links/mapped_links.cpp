@@ -1,4 +1,4 @@
-#include "core/transport/mapped_links.hpp"
+#include "core/links/mapped_links.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,10 +7,10 @@
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
 #include "core/common/settings.hpp"
-#include "core/device/memory_registry.hpp"
-#include "core/transport/auto_registry.hpp"
+#include "core/links/auto_registry.hpp"
+#include "core/links/memory_registry.hpp"
 
-namespace hcomm::transport {
+namespace hcomm::links {
 
 namespace {
 
@@ -34,7 +34,7 @@ struct Outcome {
 
 // This rank's window until MappedLinks takes it.
 struct Window {
-  Transport* transport = nullptr;
+  transport::Transport* transport = nullptr;
   void* handle = nullptr;
   uint8_t* base = nullptr;
   hcomm_mem_desc_t desc{};
@@ -53,7 +53,7 @@ bool same_desc(const hcomm_mem_desc_t& a, const hcomm_mem_desc_t& b) {
 
 }  // namespace
 
-MappedLinks::MappedLinks(Transport& transport, const std::vector<void*>& endpoints, int rank, int nranks,
+MappedLinks::MappedLinks(transport::Transport& transport, const std::vector<void*>& endpoints, int rank, int nranks,
                          uint64_t window_bytes)
     : MappedIO(rank, nranks, window_bytes),
       transport_(transport),
@@ -71,7 +71,7 @@ MappedLinks::~MappedLinks() {
   if (window_handle_) t.mem_release(window_handle_);
 }
 
-std::unique_ptr<MappedLinks> MappedLinks::connect(Transport* transport, const std::vector<void*>& endpoints,
+std::unique_ptr<MappedLinks> MappedLinks::connect(transport::Transport* transport, const std::vector<void*>& endpoints,
                                                   bootstrap::Bootstrap& bootstrap, uint64_t window_bytes) {
   const int rank = bootstrap.rank(), n = bootstrap.size();
   Window own;
@@ -80,9 +80,9 @@ std::unique_ptr<MappedLinks> MappedLinks::connect(Transport* transport, const st
     const exec::window::Layout layout{n, window_bytes};
     try {
       void* base = nullptr;
-      transport->check(transport->iface().mem_alloc(transport->ctx(), layout.total_bytes(), &base, &own.handle,
-                                                    &own.desc),
-                       "mem_alloc");
+      transport->check(
+          transport->iface().mem_alloc(transport->ctx(), layout.total_bytes(), &base, &own.handle, &own.desc),
+          "mem_alloc");
       own.transport = transport;
       own.base = static_cast<uint8_t*>(base);
       exec::window::initialise(own.base, layout, rank);
@@ -97,8 +97,10 @@ std::unique_ptr<MappedLinks> MappedLinks::connect(Transport* transport, const st
   uint64_t smallest = UINT64_MAX;
   for (int r = 0; r < n; ++r) {
     if (!offers[r].has_window) {
-      HCOMM_INFO(INIT, "rank %d has no mapped window (another host or transport, or HCOMM_WINDOW_BYTES=0): direct "
-                 "algorithms are off", r);
+      HCOMM_INFO(INIT,
+                 "rank %d has no mapped window (another host or transport, or HCOMM_WINDOW_BYTES=0): direct "
+                 "algorithms are off",
+                 r);
       return nullptr;
     }
     smallest = std::min(smallest, offers[r].window_bytes);
@@ -112,8 +114,8 @@ std::unique_ptr<MappedLinks> MappedLinks::connect(Transport* transport, const st
     if (r == rank) continue;
     try {
       void* base = nullptr;
-      transport->check(transport->iface().mem_map(transport->ctx(), &offers[r].desc, &base, &links->window_mappings_[r]),
-                       "mem_map");
+      transport->check(
+          transport->iface().mem_map(transport->ctx(), &offers[r].desc, &base, &links->window_mappings_[r]), "mem_map");
       exec::window::check(base, exec::window::Layout{n, offers[r].window_bytes}, r, offers[r].desc.bytes);
       links->attach(r, static_cast<uint8_t*>(base), offers[r].window_bytes);
       if (outcome.reads_all && !links->can_read(r, offers[r].desc.address)) outcome.reads_all = 0;
@@ -130,7 +132,8 @@ std::unique_ptr<MappedLinks> MappedLinks::connect(Transport* transport, const st
     links->peer_buffers_ = links->peer_buffers_ && outcomes[r].reads_all;
   }
   if (!links->peer_buffers_)
-    HCOMM_INFO(INIT, "some ranks cannot copy from each other by address (cross-memory attach): direct algorithms use "
+    HCOMM_INFO(INIT,
+               "some ranks cannot copy from each other by address (cross-memory attach): direct algorithms use "
                "the windows only");
   return links;
 }
@@ -176,11 +179,11 @@ void MappedLinks::write(int peer, uint64_t address, const void* local, size_t by
 }
 
 void MappedLinks::describe(const void* ptr, size_t bytes, hcomm_mem_desc_t* out) {
-  device::MemoryRegistry::instance().describe(ptr, &transport_, out);
+  MemoryRegistry::instance().describe(ptr, &transport_, out);
   // Algorithms read peers' buffers only where ranks can also copy them by
   // address (HCOMM_VIEW_PEER_BUFFERS); elsewhere a registration is no use.
   if (out->bytes == 0 && peer_buffers_ && auto_register_from_ && bytes >= auto_register_from_)
     AutoRegistry::instance().describe(transport_, ptr, bytes, out);
 }
 
-}  // namespace hcomm::transport
+}  // namespace hcomm::links

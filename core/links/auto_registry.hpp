@@ -23,7 +23,7 @@
 
 #include "core/transport/transport.hpp"
 
-namespace hcomm::transport {
+namespace hcomm::links {
 
 class AutoRegistry {
  public:
@@ -31,7 +31,7 @@ class AutoRegistry {
 
   // *out describes [ptr, ptr + bytes) for peers when `t` registered it here,
   // now or before; out->bytes is 0 otherwise.
-  void describe(const Transport& t, const void* ptr, size_t bytes, hcomm_mem_desc_t* out);
+  void describe(const transport::Transport& t, const void* ptr, size_t bytes, hcomm_mem_desc_t* out);
   // Unregisters every automatic registration that overlaps [ptr, ptr + bytes)
   // (its pages go back to private memory): the caller registers it itself.
   void release_overlapping(const void* ptr, size_t bytes);
@@ -39,7 +39,7 @@ class AutoRegistry {
  private:
   struct Registration {
     size_t bytes;
-    const Transport* transport;
+    const transport::Transport* transport;
     void* handle;
     hcomm_mem_desc_t desc;
     uint64_t uses;
@@ -66,7 +66,7 @@ class AutoRegistry {
   void release_overlapping_locked(uintptr_t start, size_t bytes);
   void sweep();
   Sighting& sighting(uintptr_t start, size_t bytes);
-  void enroll(const Transport& t, uintptr_t start, size_t bytes, hcomm_mem_desc_t* out);
+  void enroll(const transport::Transport& t, uintptr_t start, size_t bytes, hcomm_mem_desc_t* out);
 
   std::mutex mutex_;
   Registrations registrations_;
@@ -75,4 +75,4 @@ class AutoRegistry {
   bool unsupported_ = false;  // the transport cannot tell whether a registration holds
 };
 
-}  // namespace hcomm::transport
+}  // namespace hcomm::links

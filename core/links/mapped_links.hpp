@@ -13,7 +13,7 @@
 #include "core/exec/mapped_io.hpp"
 #include "core/transport/transport.hpp"
 
-namespace hcomm::transport {
+namespace hcomm::links {
 
 class MappedLinks final : public exec::MappedIO {
  public:
@@ -23,12 +23,12 @@ class MappedLinks final : public exec::MappedIO {
   // rank unless every rank could allocate its window and map all others.
   // peer_buffers says whether every rank can also copy from every other by
   // address (HCOMM_VIEW_PEER_BUFFERS).
-  static std::unique_ptr<MappedLinks> connect(Transport* transport, const std::vector<void*>& endpoints,
+  static std::unique_ptr<MappedLinks> connect(transport::Transport* transport, const std::vector<void*>& endpoints,
                                               bootstrap::Bootstrap& bootstrap, uint64_t window_bytes);
   ~MappedLinks() override;
 
   bool peer_buffers() const { return peer_buffers_; }
-  const Transport& transport() const { return transport_; }
+  const transport::Transport& transport() const { return transport_; }
 
   const uint8_t* map(int peer, const hcomm_mem_desc_t& desc) override;
   void read(int peer, uint64_t address, void* local, size_t bytes) override;
@@ -44,19 +44,20 @@ class MappedLinks final : public exec::MappedIO {
     uint64_t last_use;
   };
 
-  MappedLinks(Transport& transport, const std::vector<void*>& endpoints, int rank, int nranks, uint64_t window_bytes);
+  MappedLinks(transport::Transport& transport, const std::vector<void*>& endpoints, int rank, int nranks,
+              uint64_t window_bytes);
   void allocate_window(uint64_t own_bytes);
   Mapping map_desc(const hcomm_mem_desc_t& desc);
   bool can_read(int peer, uint64_t address);
 
-  Transport& transport_;
+  transport::Transport& transport_;
   std::vector<void*> endpoints_;
   void* window_handle_ = nullptr;
-  std::vector<void*> window_mappings_;      // by rank; nullptr for this one
+  std::vector<void*> window_mappings_;       // by rank; nullptr for this one
   std::vector<std::vector<Mapping>> cache_;  // by rank: exposed buffers mapped here, most recent kept
   uint64_t uses_ = 0;
   bool peer_buffers_ = false;
   uint64_t auto_register_from_;  // HCOMM_AUTO_REGISTER; 0: off
 };
 
-}  // namespace hcomm::transport
+}  // namespace hcomm::links

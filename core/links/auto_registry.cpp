@@ -1,4 +1,4 @@
-#include "core/transport/auto_registry.hpp"
+#include "core/links/auto_registry.hpp"
 
 #include <link.h>
 
@@ -11,7 +11,7 @@
 #include "core/common/log.hpp"
 #include "hcomm/hcomm.h"
 
-namespace hcomm::transport {
+namespace hcomm::links {
 
 namespace {
 
@@ -49,7 +49,7 @@ AutoRegistry& AutoRegistry::instance() {
   return *registry;
 }
 
-void AutoRegistry::describe(const Transport& t, const void* ptr, size_t bytes, hcomm_mem_desc_t* out) {
+void AutoRegistry::describe(const transport::Transport& t, const void* ptr, size_t bytes, hcomm_mem_desc_t* out) {
   out->bytes = 0;
   const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -80,13 +80,15 @@ bool AutoRegistry::held(Registrations::iterator r) {
   const hcomm_result_t rc = r->second.transport->iface().mem_held(r->second.handle, &held);
   if (rc == HCOMM_SUCCESS) return held != 0;
   unsupported_ = true;
-  HCOMM_INFO(EXEC, "%s cannot tell whether a registration still holds its pages (%s): buffers are no longer "
-             "registered automatically", r->second.transport->name().c_str(), hcomm_result_string(rc));
+  HCOMM_INFO(EXEC,
+             "%s cannot tell whether a registration still holds its pages (%s): buffers are no longer "
+             "registered automatically",
+             r->second.transport->name().c_str(), hcomm_result_string(rc));
   return false;
 }
 
 AutoRegistry::Registrations::iterator AutoRegistry::release(Registrations::iterator r) {
-  const Transport& t = *r->second.transport;
+  const transport::Transport& t = *r->second.transport;
   const hcomm_result_t rc = t.iface().mem_release(r->second.handle);
   if (rc != HCOMM_SUCCESS)
     HCOMM_WARN(EXEC, "%s: unregistering the buffer at %p (%zu bytes) failed: %s", t.name().c_str(),
@@ -105,11 +107,13 @@ AutoRegistry::Sighting& AutoRegistry::sighting(uintptr_t start, size_t bytes) {
   return *oldest;
 }
 
-void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, hcomm_mem_desc_t* out) {
+void AutoRegistry::enroll(const transport::Transport& t, uintptr_t start, size_t bytes, hcomm_mem_desc_t* out) {
   if (const char* why = pages_held_by_devices()) {
     sighting(start, bytes).refused = true;
-    HCOMM_INFO(EXEC, "the buffer at %p (%zu bytes) is not registered automatically: %s, and pages a device "
-               "writes must not move", reinterpret_cast<void*>(start), bytes, why);
+    HCOMM_INFO(EXEC,
+               "the buffer at %p (%zu bytes) is not registered automatically: %s, and pages a device "
+               "writes must not move",
+               reinterpret_cast<void*>(start), bytes, why);
     return;
   }
   // Freed buffers' registrations go, and any of part of this range (the new
@@ -123,8 +127,8 @@ void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, hco
     release(oldest);
   }
   Registration fresh{.bytes = bytes, .transport = &t, .handle = nullptr, .desc = {}, .uses = 1, .last = clock_};
-  const hcomm_result_t rc = t.iface().mem_register(t.ctx(), reinterpret_cast<void*>(start), bytes, &fresh.handle,
-                                                   &fresh.desc);
+  const hcomm_result_t rc =
+      t.iface().mem_register(t.ctx(), reinterpret_cast<void*>(start), bytes, &fresh.handle, &fresh.desc);
   if (rc != HCOMM_SUCCESS || fresh.desc.bytes == 0) {
     sighting(start, bytes).refused = true;
     if (rc == HCOMM_SUCCESS) t.iface().mem_release(fresh.handle);
@@ -133,8 +137,7 @@ void AutoRegistry::enroll(const Transport& t, uintptr_t start, size_t bytes, hco
                 rc == HCOMM_SUCCESS ? "memory that does not move" : hcomm_result_string(rc));
     return;
   }
-  HCOMM_DEBUG(EXEC, "registered the buffer at %p (%zu bytes) on its second use", reinterpret_cast<void*>(start),
-              bytes);
+  HCOMM_DEBUG(EXEC, "registered the buffer at %p (%zu bytes) on its second use", reinterpret_cast<void*>(start), bytes);
   *out = registrations_.emplace(start, fresh).first->second.desc;
 }
 
@@ -163,4 +166,4 @@ void AutoRegistry::release_overlapping_locked(uintptr_t start, size_t bytes) {
   while (r != registrations_.end() && r->first < start + bytes) r = release(r);
 }
 
-}  // namespace hcomm::transport
+}  // namespace hcomm::links

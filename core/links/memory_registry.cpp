@@ -1,8 +1,8 @@
-#include "core/device/memory_registry.hpp"
+#include "core/links/memory_registry.hpp"
 
 #include "core/common/error.hpp"
 
-namespace hcomm::device {
+namespace hcomm::links {
 
 MemoryRegistry& MemoryRegistry::instance() {
   static MemoryRegistry registry;
@@ -18,8 +18,10 @@ MemoryRegion& MemoryRegistry::add(const MemoryRegion& region) {
     overlaps = overlaps || previous->first + previous->second.bytes > region.base;
   }
   if (overlaps)
-    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "memory at %p (%zu bytes) overlaps memory registered or allocated before; "
-                "deregister that first", reinterpret_cast<void*>(region.base), region.bytes);
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                "memory at %p (%zu bytes) overlaps memory registered or allocated before; "
+                "deregister that first",
+                reinterpret_cast<void*>(region.base), region.bytes);
   MemoryRegion& added = regions_.emplace(region.base, region).first->second;
   count_.store(regions_.size(), std::memory_order_release);
   return added;
@@ -35,9 +37,10 @@ MemoryRegion* MemoryRegistry::containing(const void* ptr, size_t bytes) {
     if (r.base + r.bytes > start) next = std::prev(next);
   }
   if (next != regions_.end() && next->first < end)
-    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT, "memory at %p (%zu bytes) overlaps part of the %zu bytes registered or "
-                "allocated at %p; register either all of a region or memory outside every region", ptr, bytes,
-                next->second.bytes, reinterpret_cast<void*>(next->first));
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                "memory at %p (%zu bytes) overlaps part of the %zu bytes registered or "
+                "allocated at %p; register either all of a region or memory outside every region",
+                ptr, bytes, next->second.bytes, reinterpret_cast<void*>(next->first));
   return nullptr;
 }
 
@@ -65,4 +68,4 @@ void MemoryRegistry::describe(const void* ptr, const void* maker, hcomm_mem_desc
   if (at < r.base + r.bytes && r.maker == maker) *out = r.desc;
 }
 
-}  // namespace hcomm::device
+}  // namespace hcomm::links
