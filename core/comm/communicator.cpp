@@ -75,40 +75,6 @@ std::array<uint8_t, 16> random_bytes() {
   return key;
 }
 
-// Point to point as a one-step schedule to or from args.root, built through
-// the algorithms' builder so that it is chunked and checked as theirs are.
-template <hcomm_step_kind_t kKind>
-hcomm_result_t build_p2p(const hcomm_coll_args_t* args, const hcomm_comm_view_t*, hcomm_schedule_builder_t* b) {
-  const uint64_t bytes = uint64_t{args->count} * args->dtype_size;
-  hcomm_step_t step{.kind = kKind, .peer = args->root, .bytes = bytes,
-                    .nchunks = b->chunks_for(b, bytes, args->dtype_size)};
-  if (kKind == HCOMM_STEP_SEND)
-    step.src = {.buffer = HCOMM_BUF_SEND, .offset = 0};
-  else
-    step.dst = {.buffer = HCOMM_BUF_RECV, .offset = 0};
-  return b->add(b, &step) < 0 ? HCOMM_ERR_INTERNAL : HCOMM_SUCCESS;
-}
-
-constexpr hcomm_algorithm_desc_t p2p_algorithm(const char* name, decltype(&build_p2p<HCOMM_STEP_SEND>) build) {
-  return {.size = sizeof(hcomm_algorithm_desc_t),
-          .name = name,
-          .colls = 1u << HCOMM_COLL_SENDRECV,
-          .mem_kinds = HCOMM_MEM_HOST | HCOMM_MEM_CUDA,
-          .min_bytes = 0,
-          .max_bytes = UINT64_MAX,
-          .min_ranks = 1,
-          .max_ranks = INT_MAX,
-          .cost = nullptr,
-          .build = build};
-}
-constexpr hcomm_algorithm_desc_t kSendAlgorithm = p2p_algorithm("send", build_p2p<HCOMM_STEP_SEND>);
-constexpr hcomm_algorithm_desc_t kRecvAlgorithm = p2p_algorithm("recv", build_p2p<HCOMM_STEP_RECV>);
-
-// The layout arrays of hcomm_coll_args_t, in the order of Key::layout.
-constexpr std::array<const size_t* hcomm_coll_args_t::*, 4> kLayoutFields = {
-    &hcomm_coll_args_t::send_counts, &hcomm_coll_args_t::send_displs, &hcomm_coll_args_t::recv_counts,
-    &hcomm_coll_args_t::recv_displs};
-
 }  // namespace
 
 Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, const Config& config)
@@ -120,7 +86,7 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
       topology_(topology::gather(*bootstrap_)),
       oversubscribed_(host_oversubscribed(static_cast<int>(topology_.host_ranks(topology_.host_of().at(rank_)).size()),
                                           bootstrap_->locality())) {
-  log::set_rank(rank_);
+  const log::RankScope scope(rank_);
   // The key that authenticates this communicator's transport connections:
   // derived from the job's secret and rank 0's fresh nonce, so it never travels.
   const std::array<uint8_t, 16> nonce = random_bytes();
@@ -146,14 +112,8 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
   view.mapped = view.flags & HCOMM_VIEW_MAPPED ? models.mapped : models.link;
   if (any_rank_oversubscribed()) algorithm::add_oversubscription(view);
   algorithm::Tuning tuning = algorithm::tuning(view, transport::allowed_names(config_.transports));
-  view = tuning.view;
-  const uint64_t chunk_bytes = config_.chunk_bytes;
-  selector_ = std::make_unique<algorithm::Selector>(view, std::move(tuning.rules), algorithm::registry(), chunk_bytes);
-  selector_->log_score_map();
-  p2p_builders_[0] = std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{},
-                                                           std::vector{&kSendAlgorithm}, chunk_bytes);
-  p2p_builders_[1] = std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{},
-                                                           std::vector{&kRecvAlgorithm}, chunk_bytes);
+  schedules_ = std::make_unique<ScheduleCache>(tuning.view, std::move(tuning.rules), config_.chunk_bytes);
+  schedules_->log_score_map();
   bootstrap_->barrier();
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
 }
@@ -181,11 +141,13 @@ void Communicator::log_topology() const {
 }
 
 const std::string& Communicator::topology_json() {
+  const log::RankScope scope(rank_);
   topology_json_ = topology::json::write(topology::to_json(topology_, links_->all_links()));
   return topology_json_;
 }
 
 Communicator::~Communicator() {
+  const log::RankScope scope(rank_);
   running_.clear();
   links_.reset();
   bootstrap_->close();
@@ -215,98 +177,18 @@ void Communicator::fail(const Error& e) {
   throw e;
 }
 
-bool Communicator::KeyLess::operator()(const Key& a, const Key& b) const {
-  if (a.fixed != b.fixed) return a.fixed < b.fixed;
-  for (size_t i = 0; i < a.layout.size(); ++i)
-    if (!std::ranges::equal(a.layout[i], b.layout[i]))
-      return std::ranges::lexicographical_compare(a.layout[i], b.layout[i]);
-  return false;
-}
-
-bool Communicator::Key::operator==(const Key& o) const {
-  if (fixed != o.fixed) return false;
-  for (size_t i = 0; i < layout.size(); ++i)
-    if (!std::ranges::equal(layout[i], o.layout[i])) return false;
-  return true;
-}
-
-// Spans into the caller's arrays: a lookup allocates nothing.
-Communicator::Key Communicator::key_of(const hcomm_coll_args_t& a) const {
-  // Every field given: zeroing the key first took a string instruction that
-  // cost more than the rest of the lookup.
-  const auto span = [&](size_t i) {
-    const size_t* array = a.*kLayoutFields[i];
-    return array ? std::span<const size_t>(array, static_cast<size_t>(size_)) : std::span<const size_t>();
-  };
-  return Key{.fixed = {a.coll, a.count, a.dtype, a.op, a.root, a.in_place, a.mem_kind},
-             .layout = {span(0), span(1), span(2), span(3)}};
-}
-
-const std::shared_ptr<const exec::Schedule>& Communicator::schedule_for(const hcomm_coll_args_t& args) {
-  Key key = key_of(args);
-  if (last_schedule_ && key == last_key_) return last_schedule_;
-  auto it = schedules_.find(key);
-  if (it == schedules_.end()) {
-    // The stored key and the schedule's args point into the entry's copies.
-    auto entry = std::make_shared<Cached>();
-    hcomm_coll_args_t a = args;
-    for (size_t i = 0; i < kLayoutFields.size(); ++i) {
-      if (key.layout[i].empty()) continue;
-      entry->layout[i].assign(key.layout[i].begin(), key.layout[i].end());
-      a.*kLayoutFields[i] = entry->layout[i].data();
-      key.layout[i] = entry->layout[i];
-    }
-    auto schedule = selector_->build(a);
-    schedule->agreement = ArgumentCheck::agreement(a, size_, schedule->algorithm);
-    entry->schedule = std::move(schedule);
-    HCOMM_DEBUG(ALGO, "built %s schedule for %s of %llu bytes: %zu steps", entry->schedule->algorithm.c_str(),
-                algorithm::coll_name(a.coll), static_cast<unsigned long long>(algorithm::message_bytes(a, size_)),
-                entry->schedule->steps.size());
-    it = schedules_.emplace(key, std::move(entry)).first;
-  }
-  last_key_ = it->first;
-  // Shares the entry, so that the arrays live as long as the schedule is used.
-  last_schedule_ = std::shared_ptr<const exec::Schedule>(it->second, it->second->schedule.get());
-  return last_schedule_;
-}
-
-const std::shared_ptr<const exec::Schedule>& Communicator::p2p_schedule_for(bool send, const hcomm_coll_args_t& args) {
-  auto& schedule = p2p_schedules_[{send, args.root, args.count, args.dtype}];
-  if (!schedule) schedule = p2p_builders_[send ? 0 : 1]->build(args);
-  return schedule;
-}
-
 void Communicator::force_algorithm(hcomm_coll_t coll, const std::string& algorithm) {
-  selector_->force(coll, algorithm);
-  // Schedules of the earlier choice go; operations in flight keep theirs.
-  std::erase_if(schedules_, [&](const auto& entry) { return std::get<0>(entry.first.fixed) == coll; });
-  last_schedule_.reset();
+  schedules_->force(coll, algorithm);
 }
 
 const hcomm_algorithm_desc_t* Communicator::query_algorithm(const hcomm_coll_args_t& args) const {
-  return selector_->pick(args);
-}
-
-// Scratch buffers are kept and reused: no allocation or page faults per call.
-std::vector<uint8_t>* Communicator::acquire_scratch(uint64_t bytes) {
-  auto best = std::find_if(free_scratch_.begin(), free_scratch_.end(), [&](auto* b) { return b->size() >= bytes; });
-  if (best != free_scratch_.end()) {
-    auto* b = *best;
-    free_scratch_.erase(best);
-    return b;
-  }
-  if (!free_scratch_.empty()) {  // grow a free one rather than add another
-    auto* b = free_scratch_.back();
-    free_scratch_.pop_back();
-    b->resize(bytes);
-    return b;
-  }
-  return &scratch_pool_.emplace_back(bytes);
+  return schedules_->pick(args);
 }
 
 // Building a schedule sends nothing: its errors (no algorithm serves the
 // call) leave the communicator usable.
 exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* send, void* recv) {
+  const log::RankScope scope(rank_);
   check_usable();
   // A collective's tags tell calls apart by their number modulo kSeqsInFlight.
   if (running_.size() >= exec::kSeqsInFlight)
@@ -314,8 +196,8 @@ exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* 
                 "%s: %zu operations are in flight on this communicator, the most it "
                 "takes; complete some (hcomm_wait) before starting more",
                 algorithm::coll_name(args.coll), running_.size());
-  const auto& schedule = schedule_for(args);
-  std::vector<uint8_t>* scratch = schedule->scratch_bytes ? acquire_scratch(schedule->scratch_bytes) : nullptr;
+  const auto& schedule = schedules_->collective(args);
+  std::vector<uint8_t>* scratch = schedule->scratch_bytes ? scratch_.acquire(schedule->scratch_bytes) : nullptr;
   exec::Buffers buffers{send, recv, scratch ? scratch->data() : nullptr};
   const uint32_t seq = seq_++;
   const uint64_t signature = check_.record(seq, schedule->agreement);
@@ -331,8 +213,9 @@ exec::Operation* Communicator::recv(const hcomm_coll_args_t& args, void* buf, in
 }
 
 exec::Operation* Communicator::start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag) {
+  const log::RankScope scope(rank_);
   check_usable();
-  const auto& schedule = p2p_schedule_for(send, args);
+  const auto& schedule = schedules_->p2p(send, args);
   const uint32_t number = (send ? sent_ : received_)[{args.root, tag}]++;
   const P2P call{.send = send, .peer = args.root, .tag = tag, .number = number, .count = args.count};
   return launch(schedule, buffers, number, exec::p2p_tag_base(tag, number), nullptr, call);
@@ -419,12 +302,13 @@ void Communicator::blame_oldest(const Error& e) {
 void Communicator::release(exec::Operation* op) {
   auto it = find(op);
   if (it == running_.end()) return;
-  if (it->scratch) free_scratch_.push_back(it->scratch);
+  if (it->scratch) scratch_.release(it->scratch);
   if (!it->op->done()) it->op.reset();  // a mapped call that began holds the communicator's turn
   idle_.splice(idle_.begin(), running_, it);
 }
 
 bool Communicator::test(exec::Operation* op) {
+  const log::RankScope scope(rank_);
   check_usable();
   try {
     if (!op->done()) progress_all();
@@ -438,6 +322,7 @@ bool Communicator::test(exec::Operation* op) {
 }
 
 void Communicator::wait(exec::Operation* op) {
+  const log::RankScope scope(rank_);
   check_usable();
   try {
     // The clock is read only once the operation stops moving: a call whose

@@ -1,5 +1,6 @@
-// A communicator: its ranks' links, the algorithm selector, the schedules
-// already built, and the operations in flight. One thread at a time.
+// A communicator: wires the bootstrap, the topology, the links, the cost
+// model and the schedule cache together, starts operations on the executor
+// and waits for them. One thread at a time.
 #pragma once
 
 #include <array>
@@ -13,12 +14,13 @@
 #include <utility>
 #include <vector>
 
-#include "core/algorithm/selector.hpp"
 #include "core/bootstrap/bootstrap.hpp"
 #include "core/comm/argument_check.hpp"
 #include "core/comm/config.hpp"
+#include "core/comm/schedule_cache.hpp"
 #include "core/common/error.hpp"
 #include "core/exec/operation.hpp"
+#include "core/exec/scratch_pool.hpp"
 #include "core/links/links.hpp"
 #include "core/topology/topology.hpp"
 
@@ -76,24 +78,6 @@ class Communicator {
     std::vector<uint8_t>* scratch = nullptr;
     std::optional<P2P> p2p;
   };
-  // A call's schedule key: the fixed fields of hcomm_coll_args_t and, for the
-  // variable-size collectives, its four layout arrays (empty when NULL).
-  struct Key {
-    std::tuple<int, size_t, int, int, int, int, uint32_t> fixed;
-    std::array<std::span<const size_t>, 4> layout;
-    bool operator==(const Key& o) const;
-  };
-  struct KeyLess {
-    bool operator()(const Key& a, const Key& b) const;
-  };
-  // A cached schedule and copies of the layout arrays that its args and its
-  // key point into; operations in flight share it, so dropping it from the
-  // cache (force_algorithm) leaves their arrays in place.
-  struct Cached {
-    std::array<std::vector<size_t>, 4> layout;
-    std::shared_ptr<const exec::Schedule> schedule;
-  };
-
   exec::Operation* launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers, uint32_t seq,
                           uint64_t tag_base, std::vector<uint8_t>* scratch, std::optional<P2P> p2p,
                           uint64_t signature = 0);
@@ -113,10 +97,6 @@ class Communicator {
   bool any_rank_oversubscribed();
   [[noreturn]] void fail(const Error& e);
   [[noreturn]] void blame_oldest(const Error& e);
-  Key key_of(const hcomm_coll_args_t& args) const;
-  const std::shared_ptr<const exec::Schedule>& schedule_for(const hcomm_coll_args_t& args);
-  const std::shared_ptr<const exec::Schedule>& p2p_schedule_for(bool send, const hcomm_coll_args_t& args);
-  std::vector<uint8_t>* acquire_scratch(uint64_t bytes);
 
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   int rank_, size_;
@@ -126,26 +106,14 @@ class Communicator {
   topology::Topology topology_;
   std::unique_ptr<links::Links> links_;
   std::string topology_json_;
-  std::unique_ptr<algorithm::Selector> selector_;
-  // Point to point is built through the algorithms' builder, by the core's
-  // own one-step algorithms: [0] sends, [1] receives.
-  std::array<std::unique_ptr<algorithm::Selector>, 2> p2p_builders_;
-  std::map<Key, std::shared_ptr<Cached>, KeyLess> schedules_;
-  // The last call's key and schedule, which shares its entry: a call like
-  // the one before (a training loop's) looks nothing up and counts no
-  // references.
-  Key last_key_;
-  std::shared_ptr<const exec::Schedule> last_schedule_;
-  // (send, peer, count, dtype) -> the one-step schedule.
-  std::map<std::tuple<bool, int, size_t, int>, std::shared_ptr<const exec::Schedule>> p2p_schedules_;
+  std::unique_ptr<ScheduleCache> schedules_;
   // Messages so far per (peer, tag), sent and received.
   std::map<std::pair<int, int>, uint32_t> sent_, received_;
+  exec::ScratchPool scratch_;  // before the operations, which hold its buffers
   std::list<Running> running_;
   // Entries of finished operations, kept for the next ones: a call allocates
   // neither a list node nor an operation.
   std::list<Running> idle_;
-  std::list<std::vector<uint8_t>> scratch_pool_;
-  std::vector<std::vector<uint8_t>*> free_scratch_;
   uint32_t seq_ = 0;
   bool oversubscribed_;  // this host's ranks outnumber its cores
   uint64_t shared_idles_ = 0;  // idle spells in a row that began with a mapped peer on this rank's CPU

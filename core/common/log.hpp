@@ -16,9 +16,22 @@ void write(hcomm_log_level_t level, unsigned subsys, const std::string& message)
 unsigned subsys_from_name(const char* name);  // 0 when unknown
 // "NET,ALGO" or "^EXEC" (all but); an empty list means ALL.
 unsigned parse_subsys_list(const std::string& text);
-void set_rank(int rank);                       // shown in the prefix once known
 // HCOMM_DEBUG_FILE's `pattern` with %h replaced by the host name, %p by the pid.
 std::string file_path(const std::string& pattern);
+
+// Lines this thread logs while a RankScope lives show its rank: the rank of
+// the communicator the thread works for. Other lines show the rank of the
+// process's first communicator ("?" before there is one).
+class RankScope {
+ public:
+  explicit RankScope(int rank);
+  ~RankScope();
+  RankScope(const RankScope&) = delete;
+  RankScope& operator=(const RankScope&) = delete;
+
+ private:
+  int previous_;
+};
 
 }  // namespace hcomm::log
 

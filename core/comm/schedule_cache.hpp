@@ -1,0 +1,73 @@
+// The schedules a communicator built, by call: a collective's come from the
+// selector, keyed by the fixed fields of hcomm_coll_args_t and, for the
+// variable-size collectives, its four layout arrays; a send's or receive's
+// are one step to or from its peer, built through the algorithms' builder
+// (so that they are chunked and checked as the algorithms' are).
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/algorithm/selector.hpp"
+#include "core/exec/schedule.hpp"
+
+namespace hcomm::comm {
+
+class ScheduleCache {
+ public:
+  ScheduleCache(const hcomm_comm_view_t& view, std::vector<algorithm::TuneRule> rules, uint64_t chunk_bytes);
+
+  // The schedule of a collective call, built on first use (with its
+  // agreement, for the argument check). Throws when no algorithm serves it.
+  const std::shared_ptr<const exec::Schedule>& collective(const hcomm_coll_args_t& args);
+  // The schedule of a send to (a receive from) args.root.
+  const std::shared_ptr<const exec::Schedule>& p2p(bool send, const hcomm_coll_args_t& args);
+
+  // Every later call of `coll` tries `algorithm` first (empty: back to
+  // HCOMM_TUNE and the cost model); the schedules of the earlier choice go,
+  // while operations in flight keep theirs.
+  void force(hcomm_coll_t coll, const std::string& algorithm);
+  // The algorithm a call would use, or nullptr when none serves it.
+  const hcomm_algorithm_desc_t* pick(const hcomm_coll_args_t& args) const { return selector_.pick(args); }
+  void log_score_map() const { selector_.log_score_map(); }
+
+ private:
+  // Spans into the caller's layout arrays: a lookup allocates nothing.
+  struct Key {
+    std::tuple<int, size_t, int, int, int, int, uint32_t> fixed;
+    std::array<std::span<const size_t>, 4> layout;
+    bool operator==(const Key& o) const;
+  };
+  struct KeyLess {
+    bool operator()(const Key& a, const Key& b) const;
+  };
+  // A cached schedule and copies of the layout arrays that its args and its
+  // key point into; operations in flight share it, so dropping it from the
+  // cache (force) leaves their arrays in place.
+  struct Cached {
+    std::array<std::vector<size_t>, 4> layout;
+    std::shared_ptr<const exec::Schedule> schedule;
+  };
+
+  Key key_of(const hcomm_coll_args_t& args) const;
+
+  int nranks_;
+  algorithm::Selector selector_;
+  // [0] sends, [1] receives: the core's own one-step algorithms.
+  std::array<algorithm::Selector, 2> p2p_builders_;
+  std::map<Key, std::shared_ptr<Cached>, KeyLess> collectives_;
+  // The last call's key and schedule, which shares its entry: a call like
+  // the one before (a training loop's) looks nothing up and counts no
+  // references.
+  Key last_key_;
+  std::shared_ptr<const exec::Schedule> last_;
+  // (send, peer, count, dtype) -> the one-step schedule.
+  std::map<std::tuple<bool, int, size_t, int>, std::shared_ptr<const exec::Schedule>> p2p_;
+};
+
+}  // namespace hcomm::comm
