@@ -137,6 +137,36 @@ HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hc
   return init_env("hcomm_comm_init_env_config", comm, config);
 }
 
+HCOMM_API hcomm_result_t hcomm_comm_split(hcomm_comm_t comm, int color, int key, const hcomm_config_t* config,
+                                          hcomm_comm_t* newcomm) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(newcomm, "hcomm_comm_split: newcomm is NULL");
+    *newcomm = nullptr;
+    comm::Communicator& c = checked_comm("hcomm_comm_split", comm);
+    HCOMM_ARG_CHECK(color >= 0 || color == HCOMM_SPLIT_NOCOLOR,
+                    "hcomm_comm_split: color is %d; pass a color of 0 or more, or HCOMM_SPLIT_NOCOLOR (-1)", color);
+    const comm::Config resolved = config ? comm::Config::resolve(config) : c.config();
+    auto split = c.split(color, key, resolved);
+    if (!split) return HCOMM_SUCCESS;
+    auto handle = std::make_unique<hcomm_comm>();
+    handle->impl = std::move(split);
+    *newcomm = handle.release();
+    return HCOMM_SUCCESS;
+  });
+}
+
+HCOMM_API hcomm_result_t hcomm_comm_dup(hcomm_comm_t comm, hcomm_comm_t* newcomm) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(newcomm, "hcomm_comm_dup: newcomm is NULL");
+    *newcomm = nullptr;
+    comm::Communicator& c = checked_comm("hcomm_comm_dup", comm);
+    auto handle = std::make_unique<hcomm_comm>();
+    handle->impl = c.split(0, c.rank(), c.config());
+    *newcomm = handle.release();
+    return HCOMM_SUCCESS;
+  });
+}
+
 HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm) {
   return c_boundary([&] {
     HCOMM_ARG_CHECK(comm, "hcomm_comm_destroy: comm is NULL");

@@ -177,6 +177,32 @@ void Communicator::fail(const Error& e) {
   throw e;
 }
 
+std::unique_ptr<Communicator> Communicator::split(int color, int key, const Config& config) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  struct Choice {
+    int32_t color, key;
+  };
+  const Choice mine{color, key};
+  std::vector<Choice> all(size_);
+  bootstrap_->allgather(&mine, sizeof mine, all.data());
+  std::vector<int> members;  // ranks here of this rank's colour, in their order there
+  for (int r = 0; r < size_; ++r)
+    if (all[r].color == color) members.push_back(r);
+  std::ranges::stable_sort(members, [&](int a, int b) { return all[a].key < all[b].key; });
+  const bool member = color != HCOMM_SPLIT_NOCOLOR;
+  hcomm_unique_id_t id{};
+  if (member && members.front() == rank_) bootstrap::Bootstrap::make_unique_id(&id);
+  std::vector<hcomm_unique_id_t> ids(size_);
+  bootstrap_->allgather(&id, sizeof id, ids.data());
+  if (!member) return nullptr;
+  const int new_rank = static_cast<int>(std::ranges::find(members, rank_) - members.begin());
+  HCOMM_INFO(INIT, "rank %d: split with colour %d and key %d: rank %d of %zu", rank_, color, key, new_rank,
+             members.size());
+  return std::make_unique<Communicator>(
+      bootstrap::Bootstrap::from_unique_id(ids[members.front()], static_cast<int>(members.size()), new_rank), config);
+}
+
 void Communicator::force_algorithm(hcomm_coll_t coll, const std::string& algorithm) {
   schedules_->force(coll, algorithm);
 }

@@ -58,6 +58,13 @@ class Communicator {
   // failing at HCOMM_TIMEOUT without progress or when a peer dies.
   void wait(exec::Operation* op);
 
+  // The communicator of the ranks that pass `color`, ranked by `key`, then
+  // by their rank here; nullptr for HCOMM_SPLIT_NOCOLOR. Collective: its
+  // members meet at a rendezvous the first of them starts, whose id reaches
+  // them through this communicator's bootstrap.
+  std::unique_ptr<Communicator> split(int color, int key, const Config& config);
+  const Config& config() const { return config_; }
+
   // Every later call of `coll` tries `algorithm` first (empty: back to
   // HCOMM_TUNE and the cost model).
   void force_algorithm(hcomm_coll_t coll, const std::string& algorithm);

@@ -63,6 +63,18 @@ typedef struct hcomm_config {
 HCOMM_API hcomm_result_t hcomm_comm_init_rank_config(hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks,
                                                      int rank, const hcomm_config_t* config);
 HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hcomm_config_t* config);
+/* Splits comm as MPI_Comm_split and ncclCommSplit do: the ranks that pass
+ * one color form a new communicator, ranked by key, then by their rank in
+ * comm. A rank that passes HCOMM_SPLIT_NOCOLOR takes part and gets *newcomm
+ * NULL. Collective: every rank of comm calls it. config NULL: comm's
+ * settings. The new communicator has its own rendezvous and connections;
+ * destroy it before or after comm, as any other. */
+#define HCOMM_SPLIT_NOCOLOR (-1)
+HCOMM_API hcomm_result_t hcomm_comm_split(hcomm_comm_t comm, int color, int key, const hcomm_config_t* config,
+                                          hcomm_comm_t* newcomm);
+/* A new communicator of comm's ranks in comm's order, with comm's settings
+ * (hcomm_comm_split with one color, the rank as key). Collective. */
+HCOMM_API hcomm_result_t hcomm_comm_dup(hcomm_comm_t comm, hcomm_comm_t* newcomm);
 HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm);
 HCOMM_API hcomm_result_t hcomm_comm_rank(hcomm_comm_t comm, int* rank);
 HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size);

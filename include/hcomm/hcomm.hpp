@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -108,6 +109,20 @@ class Communicator {
   }
   ~Communicator() {
     if (c_) hcomm_comm_destroy(c_);
+  }
+
+  // The communicator of the ranks that pass `color`, ranked by `key`
+  // (hcomm_comm_split); empty for HCOMM_SPLIT_NOCOLOR. Collective.
+  std::optional<Communicator> split(int color, int key) const {
+    hcomm_comm_t c = nullptr;
+    check(hcomm_comm_split(c_, color, key, nullptr, &c));
+    if (!c) return std::nullopt;
+    return Communicator(c);
+  }
+  Communicator dup() const {
+    hcomm_comm_t c = nullptr;
+    check(hcomm_comm_dup(c_, &c));
+    return Communicator(c);
   }
 
   int rank() const {

@@ -2,8 +2,9 @@
 //
 //   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT]
 //
-// GROUP is a collective of cases.cpp's table, barrier, sendrecv, or mixed
-// (every collective in flight at once, then the C++ API). A collective runs
+// GROUP is a collective of cases.cpp's table, barrier, sendrecv, split
+// (sub-communicators), or mixed (every collective in flight at once, then the
+// C++ API). A collective runs
 // under every algorithm that serves it: the names the algorithm plugins
 // provide, each forced on the communicator in turn (those it refuses for this
 // collective are skipped; none at all is a failure). Each algorithm runs every
@@ -306,7 +307,8 @@ std::vector<size_t> parse_counts(const char* text) {
 Options parse_options(int argc, char** argv) {
   Options o;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s COLLECTIVE|barrier|sendrecv|mixed [--counts 0,1,7] [--large COUNT]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s COLLECTIVE|barrier|sendrecv|mixed|split [--counts 0,1,7] [--large COUNT]\n",
+                 argv[0]);
     std::exit(2);
   }
   o.group = argv[1];
@@ -333,7 +335,8 @@ int main(int argc, char** argv) {
   using namespace hcomm::test;
   const Options options = parse_options(argc, argv);
   const CollectiveTest* test = find_collective_test(options.group);
-  if (!test && options.group != "barrier" && options.group != "sendrecv" && options.group != "mixed") {
+  if (!test && options.group != "barrier" && options.group != "sendrecv" && options.group != "mixed" &&
+      options.group != "split") {
     std::fprintf(stderr, "no test group '%s'\n", options.group.c_str());
     return 2;
   }
@@ -342,6 +345,8 @@ int main(int argc, char** argv) {
     test_collective(job, *test, options);
   else if (options.group == "barrier")
     test_barrier(job);
+  else if (options.group == "split")
+    test_split(job, options.counts);
   else if (options.group == "sendrecv")
     test_point_to_point(job, options.counts, options.large);
   else {

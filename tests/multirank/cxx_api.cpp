@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -96,6 +97,25 @@ void test_cxx(Job& job) {
     auto barrier = comm.ibarrier();  // destroyed unwaited: the destructor completes it
   }
   comm.barrier();
+
+  // Sub-communicators: the even ranks in reverse order, the odd ones out; a dup.
+  {
+    std::optional<hcomm::Communicator> evens = comm.split(me % 2 ? HCOMM_SPLIT_NOCOLOR : 0, -me);
+    if (evens.has_value() != (me % 2 == 0)) job.fail("split: an odd rank got a communicator, or an even one none");
+    if (evens) {
+      const int nevens = (n + 1) / 2;
+      if (evens->rank() != nevens - 1 - me / 2 || evens->size() != nevens)
+        job.fail("split: rank " + std::to_string(evens->rank()) + " of " + std::to_string(evens->size()));
+      std::vector<int64_t> one{me64}, total(1);
+      evens->allreduce(std::span<const int64_t>(one), std::span<int64_t>(total), HCOMM_SUM);
+      expect_elements(job, "allreduce on the even ranks", total,
+                      [&](size_t) { return static_cast<int64_t>(nevens) * (nevens - 1); });
+    }
+    hcomm::Communicator twin = comm.dup();
+    std::vector<int64_t> one{me64 + 1}, total(1);
+    twin.allreduce(std::span<const int64_t>(one), std::span<int64_t>(total), HCOMM_SUM);
+    expect_elements(job, "allreduce on a dup", total, [&](size_t) { return ranks_sum; });
+  }
 
   expect_refused(job, "broadcast to root n", "root", [&] { comm.broadcast(std::span<float>(data), n); });
   expect_refused(job, "allgather into a receive span of the wrong size", "receive span", [&] {

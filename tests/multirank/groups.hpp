@@ -19,4 +19,8 @@ void test_point_to_point(Job& job, const std::vector<size_t>& counts, size_t lar
 // errors as exceptions.
 void test_cxx(Job& job);
 
+// hcomm_comm_split and hcomm_comm_dup: the new communicators' ranks and
+// sizes, allreduces of `counts` on them, nesting, bad arguments.
+void test_split(Job& job, const std::vector<size_t>& counts);
+
 }  // namespace hcomm::test
