@@ -5,6 +5,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
+#include "core/common/names.hpp"
 #include "core/plugin/loader.hpp"
 #include "core/plugin/services.hpp"
 

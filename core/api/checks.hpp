@@ -8,6 +8,7 @@
 
 #include "core/api/handles.hpp"
 #include "core/common/error.hpp"
+#include "core/common/names.hpp"
 #include "hcomm/hcomm.h"
 #include "hcomm/plugin/algorithm.h"
 
@@ -20,9 +21,6 @@ namespace hcomm::api {
 
 // The largest byte size a call may address (sizes stay far from overflow).
 constexpr size_t kMaxBytes = SIZE_MAX >> 1;
-
-const char* dtype_name(hcomm_dtype_t dtype);
-size_t dtype_size(hcomm_dtype_t dtype);  // 0 for an unknown dtype
 
 comm::Communicator& checked_comm(const char* fn, hcomm_comm_t comm);
 void check_dtype(const char* fn, hcomm_dtype_t dtype);

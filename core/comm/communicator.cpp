@@ -11,6 +11,7 @@
 #include "core/algorithm/tuning.hpp"
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
+#include "core/common/names.hpp"
 #include "core/common/settings.hpp"
 #include "core/topology/gather.hpp"
 #include "core/topology/topo_file.hpp"
@@ -364,7 +365,7 @@ const std::shared_ptr<const exec::Schedule>& Communicator::schedule_for(const hc
     schedule->agreement = ArgumentCheck::agreement(a, size_, schedule->algorithm);
     entry->schedule = std::move(schedule);
     HCOMM_DEBUG(ALGO, "built %s schedule for %s of %llu bytes: %zu steps", entry->schedule->algorithm.c_str(),
-                algorithm::coll_name(a.coll), static_cast<unsigned long long>(algorithm::message_bytes(a, size_)),
+                coll_name(a.coll), static_cast<unsigned long long>(algorithm::message_bytes(a, size_)),
                 entry->schedule->steps.size());
     it = schedules_.emplace(key, std::move(entry)).first;
   }
@@ -417,7 +418,7 @@ exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* 
     HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
                 "%s: %zu operations are in flight on this communicator, the most it "
                 "takes; complete some (hcomm_wait) before starting more",
-                algorithm::coll_name(args.coll), running_.size());
+                coll_name(args.coll), running_.size());
   const auto& schedule = schedule_for(args);
   std::vector<uint8_t>* scratch = schedule->scratch_bytes ? acquire_scratch(schedule->scratch_bytes) : nullptr;
   exec::Buffers buffers{send, recv, scratch ? scratch->data() : nullptr};
