@@ -239,7 +239,8 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
                          .nnodes = topology_.nhosts(),
                          .node_of = topology_.host_of().data(),
                          .intra = peers_->intra_model(),
-                         .inter = peers_->inter_model()};
+                         .inter = peers_->inter_model(),
+                         .chunk_bytes = config_.chunk_bytes};
   peers_->describe_mapped(view);
   if (any_rank_oversubscribed()) {
     // Every wait for a peer then waits for the scheduler to run it.
@@ -251,13 +252,12 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
   }
   algorithm::Tuning tuning = algorithm::tuning(view, transport::allowed_names(config_.transports));
   view = tuning.view;
-  const uint64_t chunk_bytes = config_.chunk_bytes;
-  selector_ = std::make_unique<algorithm::Selector>(view, std::move(tuning.rules), algorithm::registry(), chunk_bytes);
+  selector_ = std::make_unique<algorithm::Selector>(view, std::move(tuning.rules), algorithm::registry());
   selector_->log_score_map();
-  p2p_builders_[0] = std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{},
-                                                           std::vector{&kSendAlgorithm}, chunk_bytes);
-  p2p_builders_[1] = std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{},
-                                                           std::vector{&kRecvAlgorithm}, chunk_bytes);
+  p2p_builders_[0] =
+      std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{}, std::vector{&kSendAlgorithm});
+  p2p_builders_[1] =
+      std::make_unique<algorithm::Selector>(view, std::vector<algorithm::TuneRule>{}, std::vector{&kRecvAlgorithm});
   bootstrap_->barrier();
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
 }

@@ -19,7 +19,7 @@ namespace hcomm::exec {
 // scratch slots a receive-reduce step owns.
 constexpr uint32_t kMaxInflightChunks = 4;
 // Tags carry the chunk index in 16 bits.
-constexpr uint32_t kMaxChunks = 1u << 16;
+constexpr uint32_t kMaxChunks = HCOMM_MAX_CHUNKS;
 
 struct RunState;
 

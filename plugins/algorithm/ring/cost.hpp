@@ -7,13 +7,10 @@
 #include <cstdint>
 
 #include "common/layout.hpp"
+#include "common/schedule_writer.hpp"
 #include "hcomm/plugin/algorithm.h"
 
 namespace hcomm::algo {
-
-// The chunks a transfer of `bytes` is cut into, as the core's builder cuts
-// it (HCOMM_CHUNK_BYTES); one when the setting cannot be read.
-uint32_t pipeline_chunks(uint64_t bytes, size_t elem_size);
 
 // A lone rank's schedule: one copy of `bytes`, none in place.
 double lone_rank_cost(const hcomm_coll_args_t& args, uint64_t bytes, const hcomm_link_model_t& link);
