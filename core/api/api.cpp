@@ -174,7 +174,7 @@ HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_col
     // The variable-size collectives are asked about with count elements per rank.
     std::vector<size_t> counts(c.size(), count), displs(c.size());
     for (size_t r = 0; r < displs.size(); ++r) displs[r] = r * count;
-    hcomm_coll_args_t args = make_args(coll, count, dtype, HCOMM_SUM, 0, false);
+    hcomm_coll_args_t args = make_args(coll, count, dtype, HCOMM_SUM, 0);
     if (coll == HCOMM_COLL_ALLGATHERV || coll == HCOMM_COLL_REDUCE_SCATTER_V || coll == HCOMM_COLL_ALLTOALLV) {
       args.count = 0;
       args.recv_counts = counts.data();

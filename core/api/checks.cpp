@@ -34,8 +34,7 @@ size_t checked_bytes(const char* fn, size_t count, hcomm_dtype_t dtype, size_t b
   return bytes;
 }
 
-hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root,
-                            bool in_place) {
+hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root) {
   return hcomm_coll_args_t{.size = sizeof(hcomm_coll_args_t),
                            .coll = coll,
                            .count = count,
@@ -43,7 +42,6 @@ hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype
                            .dtype_size = names::kDtypeSizes[dtype],
                            .op = op,
                            .root = root,
-                           .in_place = in_place ? 1 : 0,
                            .mem_kind = HCOMM_MEM_HOST};
 }
 

@@ -30,8 +30,8 @@ void check_rank(const char* fn, const char* what, int rank, const comm::Communic
 // The bytes of `blocks` blocks of `count` elements, checking that they fit.
 size_t checked_bytes(const char* fn, size_t count, hcomm_dtype_t dtype, size_t blocks = 1);
 
-hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root,
-                            bool in_place);
+// Not in place; the caller sets in_place and the count arrays where they apply.
+hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root);
 
 // How a call completes: a blocking form may name a stream, a nonblocking form
 // hands back a request.

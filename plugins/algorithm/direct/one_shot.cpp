@@ -12,9 +12,9 @@
 #include <limits>
 #include <vector>
 
-#include "common/layout.hpp"
 #include "common/services.hpp"
 #include "direct.hpp"
+#include "hcomm/plugin/layout.hpp"
 #include "mapped_steps.hpp"
 
 namespace hcomm::algo {
@@ -78,7 +78,8 @@ bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes
 // slot per rank. This rank's own is read from SEND, or from its slot where
 // the first reduction into RECV would overwrite it before its turn (in
 // place, with more than 2 ranks).
-void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers, const BlockLayout* blocks = nullptr) {
+void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers,
+                  const plugin::BlockLayout* blocks = nullptr) {
   const Call& call = direct.call;
   const int n = call.nranks, me = call.rank;
   const auto part = [&](int p) { return at(HCOMM_BUF_SEND, blocks ? blocks->offset(p) : 0); };
@@ -307,7 +308,7 @@ void check_from_peers(const DirectCall& direct, bool gathers, uint64_t block) {
 
 // Allgather(v) of large blocks (from_peers): each rank loads every other
 // rank's block from that rank's SEND into its place in RECV.
-void build_allgather_from_peers(const DirectCall& direct, const BlockLayout& blocks, ScheduleWriter& out) {
+void build_allgather_from_peers(const DirectCall& direct, const plugin::BlockLayout& blocks, ScheduleWriter& out) {
   const Call& call = direct.call;
   const int me = call.rank;
   signal_all(call, out, kInputReady, -1, HCOMM_STEP_SEND_READY);
@@ -335,7 +336,7 @@ void build_allgather_from_peers(const DirectCall& direct, const BlockLayout& blo
 void build_reduce_scatter(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   if (call.args.coll == HCOMM_COLL_REDUCE_SCATTER_V) check_recv_layout(call, false);
-  const BlockLayout blocks = BlockLayout::send(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, call.nranks);
   if (in_signals(direct.view, call.args.coll, blocks.max_bytes())) return build_inline(direct, out, true, &blocks);
   check_from_peers(direct, false, blocks.max_bytes());
   reduce_from_peer_buffers(direct, out, blocks.offset(call.rank), blocks.bytes(call.rank), false);
@@ -346,7 +347,7 @@ void build_reduce_scatter(const DirectCall& direct, ScheduleWriter& out) {
 void build_allgather(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   if (call.args.coll == HCOMM_COLL_ALLGATHERV) check_recv_layout(call, true);
-  const BlockLayout blocks = BlockLayout::recv(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, call.nranks);
   const uint64_t largest = blocks.max_bytes();
   if (largest == 0) return;
   if (from_peers(direct.view, true, largest)) return build_allgather_from_peers(direct, blocks, out);
@@ -408,7 +409,8 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const bool gathers = args->coll == HCOMM_COLL_ALLGATHER || args->coll == HCOMM_COLL_ALLGATHERV;
   if (gathers || args->coll == HCOMM_COLL_REDUCE_SCATTER || args->coll == HCOMM_COLL_REDUCE_SCATTER_V) {
     const uint64_t largest =
-        (gathers ? BlockLayout::recv(*args, view->nranks) : BlockLayout::send(*args, view->nranks)).max_bytes();
+        (gathers ? plugin::BlockLayout::recv(*args, view->nranks) : plugin::BlockLayout::send(*args, view->nranks))
+            .max_bytes();
     const double block = static_cast<double>(largest), peers = view->nranks - 1;
     if (!gathers && in_signals(*view, args->coll, largest))  // as an allreduce's in the signals
       return m.alpha_us + peers * block * (m.beta_us_per_byte + m.gamma_us_per_byte);

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/layout.hpp"
 #include "common/services.hpp"
 #include "direct.hpp"
+#include "hcomm/plugin/layout.hpp"
 #include "mapped_steps.hpp"
 
 namespace hcomm::algo {

@@ -37,7 +37,7 @@ void build_allreduce(const Call& call, ScheduleWriter& out) {
 void build_reduce_scatter(const Call& call, ScheduleWriter& out) {
   if (call.args.coll == HCOMM_COLL_REDUCE_SCATTER_V && !call.args.recv_counts)
     HCOMM_PLUGIN_THROW(HCOMM_ERR_INVALID_ARGUMENT, "%s: args->recv_counts is NULL", call.algorithm);
-  const BlockLayout blocks = BlockLayout::send(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, call.nranks);
   const uint64_t total = blocks.total_bytes(), own = blocks.bytes(call.rank);
   if (total == 0) return;
   if (call.nranks == 1) {

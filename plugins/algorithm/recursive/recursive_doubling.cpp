@@ -27,7 +27,7 @@ void build_allreduce(const Call& call, ScheduleWriter& out) {
 void build_allgather(const Call& call, ScheduleWriter& out) {
   if (call.bytes == 0) return;
   const FoldedHypercube cube(call.nranks, call.rank);
-  const BlockLayout blocks = BlockLayout::recv(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, call.nranks);
   const uint64_t total = blocks.total_bytes();
   if (cube.folded_out()) return fold_out(call, out, cube, call.bytes, total);
   int32_t placed = -1;

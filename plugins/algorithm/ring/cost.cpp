@@ -8,7 +8,7 @@ double lone_rank_cost(const hcomm_coll_args_t& args, uint64_t bytes, const hcomm
   return args.in_place ? 0.0 : static_cast<double>(bytes) * link.gamma_us_per_byte;
 }
 
-double ring_pass_cost(const BlockLayout& blocks, int nranks, double alpha, double per_byte) {
+double ring_pass_cost(const plugin::BlockLayout& blocks, int nranks, double alpha, double per_byte) {
   uint64_t smallest = blocks.bytes(0);
   for (int r = 1; r < nranks; ++r) smallest = std::min(smallest, blocks.bytes(r));
   return (nranks - 1) * alpha + static_cast<double>(blocks.total_bytes() - smallest) * per_byte;
