@@ -23,9 +23,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Wait policy: a blocking wake-up across cores costs 25-50 us, so an idle
-// rank spins first, then yields the core (other ranks may need it when they
-// outnumber the cores), and only then sleeps in the transports.
+// Wait policy: a blocking wake-up across cores costs tens of microseconds,
+// so an idle rank spins first, then yields the core (other ranks may need it
+// when they outnumber the cores), and only then sleeps in the transports.
 // When this host's ranks outnumber its cores, or a mapped peer this rank
 // waits for last waited on its own CPU (the scheduler put them together, the
 // other CPUs being busy), a spinning rank steals the core of the rank it
@@ -52,8 +52,8 @@ bool host_oversubscribed(int ranks_here, const bootstrap::Locality& job) {
   return std::max(ranks_here, job.size) > CPU_COUNT(&cpus);
 }
 // What a synchronisation costs on top when a host's ranks outnumber its
-// cores: a time slice handed over (4 ranks on 2 cores: one_shot against
-// two_shot, which synchronises once more, at 1-8 KiB).
+// cores: a time slice handed over (fitted to one_shot against two_shot,
+// which synchronises once more, at 1-8 KiB).
 constexpr double kOversubscribedSyncUs = 3.0;
 constexpr auto kPeerCheckInterval = std::chrono::milliseconds(100);
 // A call idle for this part of its timeout reports the peers it waits on to

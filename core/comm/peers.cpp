@@ -24,10 +24,10 @@ struct AddressSlot {
 
 using Clock = std::chrono::steady_clock;
 
-// A copy through memory, about 16 GB/s: the scale of the links' models (the
-// transports' bandwidths), and a peer's byte loaded through mapped memory.
-// A flag raised and seen across cores: mapped memory's latency. Both fit to
-// allreduces of 2 and 4 ranks on the 2-core development VM.
+// A copy through memory: the scale of the links' models (the transports'
+// bandwidths), and a peer's byte loaded through mapped memory. A flag raised
+// and seen across cores: mapped memory's latency. Both fitted to allreduces
+// of 2 and 4 ranks.
 constexpr double kCopyGbps = 16, kMappedFlagUs = 0.3;
 
 // A byte combined costs what this machine's ranks measure against a copy

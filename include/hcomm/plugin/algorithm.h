@@ -1,10 +1,5 @@
-/* HComm algorithm plugin interface, ABI 1.10 (1.1 added the variable-size
- * collectives' counts, the mapped-memory steps and the view's window; 1.2
- * the view's hosts; 1.3 signals that carry a small payload; 1.4 a step flag
- * for results nothing reads again; 1.5 a view flag for more ranks than
- * cores; 1.6 payloads over several flags' lines; 1.7 a copy that publishes
- * RECV in the window; 1.9 a signal that exposes SEND; 1.10 a view flag for
- * ranks under different caches).
+/* HComm algorithm plugin interface (ABI HCOMM_PLUGIN_ABI_MAJOR.MINOR of
+ * plugin.h; what a minor version added is marked "ABI 1.n" where it is).
  *
  * An algorithm turns one collective call into a schedule for this rank: a
  * list of steps, each naming a peer, buffer slices and the steps it waits for.

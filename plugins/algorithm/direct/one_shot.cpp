@@ -54,14 +54,9 @@ void reduce_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out, uin
 // An allreduce's input (a reduce-scatter's blocks), a broadcast's data and
 // a reduce's input travel in the signals, over several flags' lines, up to
 // kInSignals; an allgather's block in a flag's line
-// (HCOMM_SIGNAL_PAYLOAD_BYTES). 2 ranks, the best of 3-4 runs: an allreduce
-// of 64 and 128 bytes 0.28 and 0.30 us against 0.31 and 0.33 through the
-// window, 256 bytes 0.34 against 0.33, 512 and 1024 bytes 0.42 and 0.60
-// against 0.35 and 0.37; allgathers of 128-1024 bytes were as fast through
-// the window or faster. A call in the signals uses no window half, so a
-// root runs ahead of the other ranks (window::kLaps): back-to-back reduces
-// of 64-256 bytes 0.21-0.24 us against 0.28-0.31 through the window,
-// broadcasts level (0.20-0.23).
+// (HCOMM_SIGNAL_PAYLOAD_BYTES): beyond, the window is as fast or faster. A
+// call in the signals uses no window half, so a root runs ahead of the
+// other ranks (window::kLaps).
 constexpr uint64_t kInSignals = 256;
 static_assert(kInSignals <= HCOMM_SIGNAL_MAX_PAYLOAD_BYTES, "a signal carries kInSignals bytes");
 bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
@@ -146,14 +141,11 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
 
 // A broadcast's data, a reduce's input or an allgather's block travel in
 // the signals (in_signals) or through the windows up to kWindowPathBytes.
-// Beyond, the message algorithms are ahead (2 ranks over shm: a 2 KiB
-// broadcast 1.8 us against k-nomial's 1.4; 8 KiB 4.1 against 2.5 us reading
-// the root's buffer directly), so one_shot leaves them those. So it does the
-// rooted collectives on more ranks than cores (rooted_oversubscribed; 4
-// ranks on 2 cores: an 8-byte broadcast 4.1 us against binomial's 1.4, a
-// reduce 3.4 against 1.6). A reduce's root loads every input after its
+// Beyond, the message algorithms are ahead, so one_shot leaves them those.
+// So it does the rooted collectives on more ranks than cores
+// (rooted_oversubscribed). A reduce's root loads every input after its
 // signal and reduces them, which the message algorithms pipeline better from
-// 512 bytes (2 ranks: 512 B 1.30 us against 1.12; 256 B 1.09 against 1.07).
+// 512 bytes.
 constexpr uint64_t kWindowPathBytes = 1024;
 constexpr uint64_t kReduceWindowBytes = 256;
 uint64_t window_limit(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
@@ -279,18 +271,12 @@ void build_blocks_in_signals(const DirectCall& direct, ScheduleWriter& out) {
 // Where one_shot reads the peers' buffers for an allgather(v) or a
 // reduce-scatter(v) whose largest block is `block` bytes (every rank sees
 // the same), and leaves smaller blocks to the message algorithms (its cost is
-// infinite there, and it declines). The benchmark of compare_mpi.sh, forced
-// algorithms in turn, 3 rounds, fresh inputs, against the best message
-// algorithm: an allgather on 2 ranks 0.87-1.0 with malloc'd buffers from
-// 256 KiB (where they are registered on their second use; below, peers copy
-// them by address: 64-128 KiB 1.0-1.7), 0.74-0.83 with hcomm_mem_alloc's
-// from 64 KiB; on 4 ranks (on 2 cores) 0.62-0.88 from 256 KiB, 128 KiB 1.2.
-// A reduce-scatter on 2 ranks 0.35-0.6 from 16 KiB on one machine, 0.4-0.9
-// from 64 KiB on another, where blocks of 16-32 KiB were level and of 8 KiB
-// took 1.2-1.25x halving-doubling's one exchange (fresh and reused inputs,
-// both kinds of buffers); on 4 ranks at every size beyond the signals
-// (0.5-1.0 at 512 B-32 MiB, small blocks through the windows, where the
-// core copies each SEND that fits).
+// infinite there, and it declines). The thresholds are where it caught up
+// with the best message algorithm: an allgather from 256 KiB (malloc'd
+// buffers are registered from their second use there; below, peers copy
+// them by address), a reduce-scatter on 2 ranks from 16 KiB, on more ranks
+// at every size beyond the signals (small blocks go through the windows,
+// where the core copies each SEND that fits).
 constexpr uint64_t kGatherFromPeersFrom = 256 << 10, kReduceScatterFromPeersFrom = 16 << 10;
 bool from_peers(const hcomm_comm_view_t& view, bool gathers, uint64_t block) {
   if (!gathers && view.nranks > 2) return view.flags & HCOMM_VIEW_PEER_BUFFERS;
