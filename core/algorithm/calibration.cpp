@@ -33,8 +33,8 @@ LocalRates measure_local_rates(size_t bytes, int passes) {
   copy();
   // Taken in turn, each at its fastest: another process on the core (a
   // peer rank starting up beside this one) only ever slows a pass, and the
-  // median of one kind of pass alone let the ratio of the two range over
-  // 0.6-3.3 on 2 busy cores, where it is 1.5-1.7.
+  // median of one kind of pass alone lets the ratio of the two swing
+  // several-fold on busy cores.
   double reduce_us = std::numeric_limits<double>::infinity(), copy_us = reduce_us;
   for (int i = 0; i < passes; ++i) {
     reduce_us = std::min(reduce_us, timed_us(reduce));

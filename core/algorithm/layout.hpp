@@ -1,6 +1,7 @@
-// The buffer layouts of hcomm_coll_args_t (see algorithm.h): how many bytes a
-// call's SEND and RECV hold on a rank, and the message size that selection,
-// HCOMM_TUNE ranges and the algorithms' size limits are stated in.
+// The buffer sizes of hcomm_coll_args_t's layouts (algorithm.h; the blocks
+// as hcomm/plugin/layout.hpp places them): how many bytes a call's SEND and
+// RECV hold on a rank, and the message size that selection, HCOMM_TUNE
+// ranges and the algorithms' size limits are stated in.
 #pragma once
 
 #include <cstdint>

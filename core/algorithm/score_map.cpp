@@ -9,6 +9,7 @@
 
 #include "core/algorithm/layout.hpp"
 #include "core/common/error.hpp"
+#include "core/common/names.hpp"
 
 namespace hcomm::algorithm {
 

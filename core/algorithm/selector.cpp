@@ -5,6 +5,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
+#include "core/common/names.hpp"
 #include "core/plugin/loader.hpp"
 #include "core/plugin/services.hpp"
 
@@ -35,11 +36,7 @@ void need_scratch(hcomm_schedule_builder_t* b, uint64_t bytes) {
 }
 
 uint32_t chunks_for(hcomm_schedule_builder_t* b, uint64_t bytes, size_t elem_size) {
-  auto* ctx = static_cast<BuildContext*>(b->ctx);
-  uint64_t elems = elem_size ? bytes / elem_size : bytes;
-  uint64_t n = (bytes + ctx->chunk_bytes - 1) / ctx->chunk_bytes;
-  n = std::min<uint64_t>({n, elems, exec::kMaxChunks});
-  return static_cast<uint32_t>(std::max<uint64_t>(n, 1));
+  return hcomm_chunk_count(bytes, elem_size, static_cast<BuildContext*>(b->ctx)->chunk_bytes);
 }
 
 bool offers(const hcomm_algorithm_desc_t& a, const std::string& name, hcomm_coll_t coll) {
@@ -76,12 +73,8 @@ const std::vector<const hcomm_algorithm_desc_t*>& registry() {
 }
 
 Selector::Selector(const hcomm_comm_view_t& view, std::vector<TuneRule> rules,
-                   std::vector<const hcomm_algorithm_desc_t*> algorithms, uint64_t chunk_bytes)
-    : view_(view),
-      rules_(std::move(rules)),
-      algorithms_(std::move(algorithms)),
-      chunk_bytes_(chunk_bytes),
-      map_(view_, rules_, algorithms_) {
+                   std::vector<const hcomm_algorithm_desc_t*> algorithms)
+    : view_(view), rules_(std::move(rules)), algorithms_(std::move(algorithms)), map_(view_, rules_, algorithms_) {
   check_rules();
 }
 
@@ -172,7 +165,7 @@ std::shared_ptr<exec::Schedule> Selector::build(const hcomm_coll_args_t& args) c
     auto s = std::make_shared<exec::Schedule>();
     s->algorithm = a->name;
     s->args = args;
-    BuildContext ctx{s.get(), chunk_bytes_, ""};
+    BuildContext ctx{s.get(), view_.chunk_bytes, ""};
     hcomm_schedule_builder_t b{.ctx = &ctx, .add = add_step, .need_scratch = need_scratch, .chunks_for = chunks_for};
     hcomm_result_t rc = a->build(&args, &view_, &b);
     if (rc == HCOMM_ERR_UNSUPPORTED) {

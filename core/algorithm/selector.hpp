@@ -30,7 +30,7 @@ class Selector {
   // Throws HCOMM_ERR_CONFIG for a rule written out (not from a profile) that
   // names an algorithm no loaded plugin offers for its collective.
   Selector(const hcomm_comm_view_t& view, std::vector<TuneRule> rules,
-           std::vector<const hcomm_algorithm_desc_t*> algorithms, uint64_t chunk_bytes);
+           std::vector<const hcomm_algorithm_desc_t*> algorithms);
 
   // The algorithms that serve a call, best first: the forced one, then as the
   // score map orders them.
@@ -46,6 +46,8 @@ class Selector {
   void force(hcomm_coll_t coll, const std::string& algorithm);
 
   const ScoreMap& score_map() const { return map_; }
+  // The communicator as the algorithms see it.
+  const hcomm_comm_view_t& view() const { return view_; }
   // On rank 0, with HCOMM_DEBUG=INFO and ALGO among HCOMM_DEBUG_SUBSYS: the
   // score map, one line per collective and memory kind.
   void log_score_map() const;
@@ -60,7 +62,6 @@ class Selector {
   hcomm_comm_view_t view_;
   std::vector<TuneRule> rules_;
   std::vector<const hcomm_algorithm_desc_t*> algorithms_;
-  uint64_t chunk_bytes_;
   ScoreMap map_;
   std::array<std::string, HCOMM_NUM_COLLS> forced_;
   mutable std::set<std::string> logged_;  // choices and warnings already logged

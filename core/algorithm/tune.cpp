@@ -1,15 +1,12 @@
 #include "core/algorithm/tune.hpp"
 
 #include "core/common/error.hpp"
+#include "core/common/names.hpp"
 #include "core/common/settings.hpp"
 
 namespace hcomm::algorithm {
 
 namespace {
-
-constexpr const char* kCollNames[HCOMM_NUM_COLLS] = {
-    "allreduce", "broadcast", "reduce",   "allgather",  "reduce_scatter",   "alltoall", "gather",
-    "scatter",   "barrier",   "sendrecv", "allgatherv", "reduce_scatter_v", "alltoallv"};
 
 // Named sets of rules, written in the rules' own grammar (tune.hpp lists them).
 struct Profile {
@@ -98,16 +95,6 @@ std::string profile_names() {
   std::string out;
   for (const Profile& p : kProfiles) out += (out.empty() ? "" : ", ") + std::string(p.name);
   return out;
-}
-
-const char* coll_name(hcomm_coll_t coll) {
-  return static_cast<unsigned>(coll) < HCOMM_NUM_COLLS ? kCollNames[coll] : "unknown";
-}
-
-bool coll_from_name(const std::string& name, hcomm_coll_t* out) {
-  for (int c = 0; c < HCOMM_NUM_COLLS; ++c)
-    if (name == kCollNames[c]) return *out = static_cast<hcomm_coll_t>(c), true;
-  return false;
 }
 
 std::string bytes_text(uint64_t bytes) {

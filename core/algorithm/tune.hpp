@@ -51,8 +51,6 @@ std::vector<TuneRule> parse_tune(const std::string& text);
 // The profiles' names, comma separated, for messages.
 std::string profile_names();
 
-const char* coll_name(hcomm_coll_t coll);
-bool coll_from_name(const std::string& name, hcomm_coll_t* out);
 // A byte count as the rules write it: 0, 512, 4K, 1536K, 8M, 1G, inf.
 std::string bytes_text(uint64_t bytes);
 

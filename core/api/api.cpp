@@ -4,20 +4,18 @@
 #include <mutex>
 #include <vector>
 
-#include "core/algorithm/tune.hpp"
 #include "core/api/checks.hpp"
 #include "core/bootstrap/bootstrap.hpp"
 #include "core/comm/communicator.hpp"
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
+#include "core/common/names.hpp"
 #include "core/common/settings.hpp"
 #include "core/plugin/loader.hpp"
 #include "hcomm/hcomm.h"
 
 namespace hcomm::api {
 namespace {
-
-constexpr const char* kOpNames[HCOMM_NUM_OPS] = {"sum", "prod", "min", "max", "avg"};
 
 // Plugins and settings are read before the first communicator; a bad setting
 // fails here, naming the variable. The first call logs the library's version,
@@ -105,9 +103,7 @@ HCOMM_API const char* hcomm_result_string(hcomm_result_t result) {
 
 HCOMM_API const char* hcomm_dtype_name(hcomm_dtype_t dtype) { return dtype_name(dtype); }
 
-HCOMM_API const char* hcomm_op_name(hcomm_op_t op) {
-  return static_cast<unsigned>(op) < HCOMM_NUM_OPS ? kOpNames[op] : "unknown";
-}
+HCOMM_API const char* hcomm_op_name(hcomm_op_t op) { return op_name(op); }
 
 HCOMM_API size_t hcomm_dtype_size(hcomm_dtype_t dtype) { return dtype_size(dtype); }
 
@@ -224,7 +220,7 @@ HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_col
     // The variable-size collectives are asked about with count elements per rank.
     std::vector<size_t> counts(c.size(), count), displs(c.size());
     for (size_t r = 0; r < displs.size(); ++r) displs[r] = r * count;
-    hcomm_coll_args_t args = make_args(coll, count, dtype, HCOMM_SUM, 0, false);
+    hcomm_coll_args_t args = make_args(coll, count, dtype, HCOMM_SUM, 0);
     if (coll == HCOMM_COLL_ALLGATHERV || coll == HCOMM_COLL_REDUCE_SCATTER_V || coll == HCOMM_COLL_ALLTOALLV) {
       args.count = 0;
       args.recv_counts = counts.data();
@@ -236,8 +232,10 @@ HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_col
     }
     const hcomm_algorithm_desc_t* chosen = c.query_algorithm(args);
     if (!chosen)
-      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED, "%s: no loaded algorithm serves %s of %zu elements of %s on %d ranks (see "
-                  "hcomm-info)", fn, hcomm::algorithm::coll_name(coll), count, dtype_name(dtype), c.size());
+      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                  "%s: no loaded algorithm serves %s of %zu elements of %s on %d ranks (see "
+                  "hcomm-info)",
+                  fn, coll_name(coll), count, dtype_name(dtype), c.size());
     *algorithm = chosen->name;
     return HCOMM_SUCCESS;
   });

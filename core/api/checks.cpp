@@ -4,22 +4,6 @@
 
 namespace hcomm::api {
 
-namespace {
-
-constexpr size_t kDtypeSizes[HCOMM_NUM_DTYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-constexpr const char* kDtypeNames[HCOMM_NUM_DTYPES] = {"int8",    "uint8",   "int32",    "uint32",  "int64",
-                                                       "uint64",  "float16", "bfloat16", "float32", "float64"};
-
-}  // namespace
-
-const char* dtype_name(hcomm_dtype_t dtype) {
-  return static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES ? kDtypeNames[dtype] : "unknown";
-}
-
-size_t dtype_size(hcomm_dtype_t dtype) {
-  return static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES ? kDtypeSizes[dtype] : 0;
-}
-
 comm::Communicator& checked_comm(const char* fn, hcomm_comm_t comm) {
   HCOMM_ARG_CHECK(comm && comm->impl, "%s: comm is NULL (create one with hcomm_comm_init_rank or hcomm_comm_init_env)",
                   fn);
@@ -44,22 +28,20 @@ void check_rank(const char* fn, const char* what, int rank, const comm::Communic
 size_t checked_bytes(const char* fn, size_t count, hcomm_dtype_t dtype, size_t blocks) {
   // A multiplication with a check rather than divisions: this runs on every call.
   size_t bytes = 0;
-  HCOMM_ARG_CHECK(!__builtin_mul_overflow(count, kDtypeSizes[dtype] * blocks, &bytes) && bytes <= kMaxBytes,
-                  "%s: count %zu of %s%s overflows the byte size; split the call", fn, count, kDtypeNames[dtype],
+  HCOMM_ARG_CHECK(!__builtin_mul_overflow(count, names::kDtypeSizes[dtype] * blocks, &bytes) && bytes <= kMaxBytes,
+                  "%s: count %zu of %s%s overflows the byte size; split the call", fn, count, names::kDtypes[dtype],
                   blocks > 1 ? " per rank" : "");
   return bytes;
 }
 
-hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root,
-                            bool in_place) {
+hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root) {
   return hcomm_coll_args_t{.size = sizeof(hcomm_coll_args_t),
                            .coll = coll,
                            .count = count,
                            .dtype = dtype,
-                           .dtype_size = kDtypeSizes[dtype],
+                           .dtype_size = names::kDtypeSizes[dtype],
                            .op = op,
                            .root = root,
-                           .in_place = in_place ? 1 : 0,
                            .mem_kind = HCOMM_MEM_HOST};
 }
 

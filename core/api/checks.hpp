@@ -8,6 +8,7 @@
 
 #include "core/api/handles.hpp"
 #include "core/common/error.hpp"
+#include "core/common/names.hpp"
 #include "hcomm/hcomm.h"
 #include "hcomm/plugin/algorithm.h"
 
@@ -21,9 +22,6 @@ namespace hcomm::api {
 // The largest byte size a call may address (sizes stay far from overflow).
 constexpr size_t kMaxBytes = SIZE_MAX >> 1;
 
-const char* dtype_name(hcomm_dtype_t dtype);
-size_t dtype_size(hcomm_dtype_t dtype);  // 0 for an unknown dtype
-
 comm::Communicator& checked_comm(const char* fn, hcomm_comm_t comm);
 void check_dtype(const char* fn, hcomm_dtype_t dtype);
 void check_op(const char* fn, hcomm_op_t op);
@@ -32,8 +30,8 @@ void check_rank(const char* fn, const char* what, int rank, const comm::Communic
 // The bytes of `blocks` blocks of `count` elements, checking that they fit.
 size_t checked_bytes(const char* fn, size_t count, hcomm_dtype_t dtype, size_t blocks = 1);
 
-hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root,
-                            bool in_place);
+// Not in place; the caller sets in_place and the count arrays where they apply.
+hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype, hcomm_op_t op, int root);
 
 // How a call completes: a blocking form may name a stream, a nonblocking form
 // hands back a request.

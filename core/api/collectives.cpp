@@ -5,6 +5,7 @@
 #include "core/algorithm/layout.hpp"
 #include "core/api/checks.hpp"
 #include "core/comm/communicator.hpp"
+#include "hcomm/plugin/layout.hpp"
 
 namespace hcomm::api {
 namespace {
@@ -92,28 +93,28 @@ void check_layouts(const char* fn, const Call& c, int n) {
 }
 
 // Whether this rank's input already lies where its output goes, by the
-// pointer relation hcomm.h states for the collective.
-bool in_place(const Call& c, int rank) {
-  const size_t es = dtype_size(c.dtype);
+// pointer relation hcomm.h states for the collective: the input at the
+// rank's block of the output (or the output at its block of the input).
+bool in_place(const Call& c, const hcomm_coll_args_t& args, int rank) {
   const auto send = reinterpret_cast<uintptr_t>(c.send), recv = reinterpret_cast<uintptr_t>(c.recv);
   const bool root = rank == c.root;
-  auto prefix = [&](int r) {
-    size_t sum = 0;
-    for (int i = 0; i < r; ++i) sum += c.recv_counts[i];
-    return sum;
-  };
+  using plugin::Blocks;
   switch (c.coll) {
     case HCOMM_COLL_ALLREDUCE:
     case HCOMM_COLL_ALLTOALL:
     case HCOMM_COLL_ALLTOALLV: return send == recv;
     case HCOMM_COLL_BROADCAST: return !root || send == recv;  // non-roots read no sendbuf: SEND is RECV
     case HCOMM_COLL_REDUCE: return root && send == recv;
-    case HCOMM_COLL_ALLGATHER: return send == recv + rank * c.count * es;
-    case HCOMM_COLL_ALLGATHERV: return send == recv + c.recv_displs[rank] * es;
-    case HCOMM_COLL_REDUCE_SCATTER: return recv == send + rank * c.count * es;
-    case HCOMM_COLL_REDUCE_SCATTER_V: return recv == send + prefix(rank) * es;
-    case HCOMM_COLL_GATHER: return root && send == recv + c.root * c.count * es;
-    case HCOMM_COLL_SCATTER: return root && recv == send + c.root * c.count * es;
+    case HCOMM_COLL_ALLGATHER:
+    case HCOMM_COLL_ALLGATHERV:
+      return send == recv + Blocks::recv(args).offset(rank);
+    case HCOMM_COLL_REDUCE_SCATTER:
+    case HCOMM_COLL_REDUCE_SCATTER_V:
+      return recv == send + Blocks::send(args).offset(rank);
+    case HCOMM_COLL_GATHER:
+      return root && send == recv + Blocks::recv(args).offset(c.root);
+    case HCOMM_COLL_SCATTER:
+      return root && recv == send + Blocks::send(args).offset(c.root);
     default: return true;  // barrier: no buffers
   }
 }
@@ -146,14 +147,15 @@ hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Co
       check_layouts(fn, call, c.size());
     else
       checked_bytes(fn, call.count, call.dtype, shape.per_rank_blocks ? c.size() : 1);
-    const bool inplace = in_place(call, c.rank());
-    hcomm_coll_args_t args = make_args(call.coll, call.count, call.dtype, call.op, call.root, inplace);
+    hcomm_coll_args_t args = make_args(call.coll, call.count, call.dtype, call.op, call.root);
+    args.recv_counts = call.recv_counts;
+    args.recv_displs = call.recv_displs;
+    const bool inplace = in_place(call, args, c.rank());
+    args.in_place = inplace;
     if (!(inplace && call.coll == HCOMM_COLL_ALLTOALLV)) {
       args.send_counts = call.send_counts;
       args.send_displs = call.send_displs;
     }
-    args.recv_counts = call.recv_counts;
-    args.recv_displs = call.recv_displs;
     const uint64_t send_bytes = algorithm::send_bytes(args, c.size(), c.rank());
     const uint64_t recv_bytes = algorithm::recv_bytes(args, c.size(), c.rank());
     check_buffers(fn, call, send_bytes, recv_bytes, inplace, shape);

@@ -19,7 +19,7 @@ hcomm_result_t p2p(const char* fn, const void* buf, size_t count, hcomm_dtype_t 
     check_rank(fn, "peer", peer, c);
     HCOMM_ARG_CHECK(tag >= 0, "%s: tag %d is outside 0..HCOMM_TAG_MAX (%d)", fn, tag, HCOMM_TAG_MAX);
     // A point-to-point call's args name the peer as root.
-    return complete(c, start(c, make_args(HCOMM_COLL_SENDRECV, count, dtype, HCOMM_SUM, peer, false)), how);
+    return complete(c, start(c, make_args(HCOMM_COLL_SENDRECV, count, dtype, HCOMM_SUM, peer)), how);
   });
 }
 

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/algorithm/tune.hpp"
 #include "core/common/error.hpp"
+#include "core/common/names.hpp"
 #include "core/exec/operation.hpp"
 #include "core/links/links.hpp"
 #include "hcomm/hcomm.h"
@@ -39,9 +39,9 @@ std::string describe(const exec::Agreement& a) {
     counts = format("recvcounts hashing to %016llx", static_cast<unsigned long long>(a.counts));
   else
     counts = format("count %llu", static_cast<unsigned long long>(a.count));
-  return format("%s (%s, dtype %s, op %s, root %d; algorithm %s)", algorithm::coll_name(coll), counts.c_str(),
-                hcomm_dtype_name(static_cast<hcomm_dtype_t>(a.dtype)), hcomm_op_name(static_cast<hcomm_op_t>(a.op)),
-                a.root, a.algorithm);
+  return format("%s (%s, dtype %s, op %s, root %d; algorithm %s)", coll_name(coll), counts.c_str(),
+                dtype_name(static_cast<hcomm_dtype_t>(a.dtype)), op_name(static_cast<hcomm_op_t>(a.op)), a.root,
+                a.algorithm);
 }
 
 }  // namespace

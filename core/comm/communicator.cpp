@@ -12,6 +12,7 @@
 #include "core/algorithm/tuning.hpp"
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
+#include "core/common/names.hpp"
 #include "core/common/settings.hpp"
 #include "core/topology/gather.hpp"
 #include "core/topology/topo_file.hpp"
@@ -23,9 +24,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Wait policy: a blocking wake-up across cores costs 25-50 us, so an idle
-// rank spins first, then yields the core (other ranks may need it when they
-// outnumber the cores), and only then sleeps in the transports.
+// Wait policy: a blocking wake-up across cores costs tens of microseconds,
+// so an idle rank spins first, then yields the core (other ranks may need it
+// when they outnumber the cores), and only then sleeps in the transports.
 // When this host's ranks outnumber its cores, or a mapped peer this rank
 // waits for last waited on its own CPU (the scheduler put them together, the
 // other CPUs being busy), a spinning rank steals the core of the rank it
@@ -107,12 +108,13 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
                          .nnodes = topology_.nhosts(),
                          .node_of = topology_.host_of().data(),
                          .intra = models.intra,
-                         .inter = models.inter};
+                         .inter = models.inter,
+                         .chunk_bytes = config_.chunk_bytes};
   links_->describe_mapped(view);
   view.mapped = view.flags & HCOMM_VIEW_MAPPED ? models.mapped : models.link;
   if (any_rank_oversubscribed()) algorithm::add_oversubscription(view);
   algorithm::Tuning tuning = algorithm::tuning(view, transport::allowed_names(config_.transports));
-  schedules_ = std::make_unique<ScheduleCache>(tuning.view, std::move(tuning.rules), config_.chunk_bytes);
+  schedules_ = std::make_unique<ScheduleCache>(tuning.view, std::move(tuning.rules));
   schedules_->log_score_map();
   bootstrap_->barrier();
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
@@ -221,7 +223,7 @@ exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* 
     HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
                 "%s: %zu operations are in flight on this communicator, the most it "
                 "takes; complete some (hcomm_wait) before starting more",
-                algorithm::coll_name(args.coll), running_.size());
+                coll_name(args.coll), running_.size());
   const auto& schedule = schedules_->collective(args);
   std::vector<uint8_t>* scratch = schedule->scratch_bytes ? scratch_.acquire(schedule->scratch_bytes) : nullptr;
   exec::Buffers buffers{send, recv, scratch ? scratch->data() : nullptr};

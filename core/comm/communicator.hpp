@@ -70,6 +70,8 @@ class Communicator {
   void force_algorithm(hcomm_coll_t coll, const std::string& algorithm);
   // The algorithm a call would use, or nullptr when none serves it.
   const hcomm_algorithm_desc_t* query_algorithm(const hcomm_coll_args_t& args) const;
+  // This communicator as its algorithms' cost functions and builders see it.
+  const hcomm_comm_view_t& view() const { return schedules_->view(); }
 
  private:
   // What a point-to-point operation is, for its errors.

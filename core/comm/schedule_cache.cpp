@@ -5,6 +5,7 @@
 
 #include "core/comm/argument_check.hpp"
 #include "core/common/log.hpp"
+#include "core/common/names.hpp"
 
 namespace hcomm::comm {
 
@@ -46,12 +47,11 @@ constexpr std::array<const size_t * hcomm_coll_args_t::*, 4> kLayoutFields = {
 
 }  // namespace
 
-ScheduleCache::ScheduleCache(const hcomm_comm_view_t& view, std::vector<algorithm::TuneRule> rules,
-                             uint64_t chunk_bytes)
+ScheduleCache::ScheduleCache(const hcomm_comm_view_t& view, std::vector<algorithm::TuneRule> rules)
     : nranks_(view.nranks),
-      selector_(view, std::move(rules), algorithm::registry(), chunk_bytes),
-      p2p_builders_{algorithm::Selector(view, {}, {&kSendAlgorithm}, chunk_bytes),
-                    algorithm::Selector(view, {}, {&kRecvAlgorithm}, chunk_bytes)} {}
+      selector_(view, std::move(rules), algorithm::registry()),
+      p2p_builders_{algorithm::Selector(view, {}, {&kSendAlgorithm}),
+                    algorithm::Selector(view, {}, {&kRecvAlgorithm})} {}
 
 bool ScheduleCache::KeyLess::operator()(const Key& a, const Key& b) const {
   if (a.fixed != b.fixed) return a.fixed < b.fixed;
@@ -96,7 +96,7 @@ const std::shared_ptr<const exec::Schedule>& ScheduleCache::collective(const hco
     schedule->agreement = ArgumentCheck::agreement(a, nranks_, schedule->algorithm);
     entry->schedule = std::move(schedule);
     HCOMM_DEBUG(ALGO, "built %s schedule for %s of %llu bytes: %zu steps", entry->schedule->algorithm.c_str(),
-                algorithm::coll_name(a.coll), static_cast<unsigned long long>(algorithm::message_bytes(a, nranks_)),
+                coll_name(a.coll), static_cast<unsigned long long>(algorithm::message_bytes(a, nranks_)),
                 entry->schedule->steps.size());
     it = collectives_.emplace(key, std::move(entry)).first;
   }

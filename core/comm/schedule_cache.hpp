@@ -20,7 +20,8 @@ namespace hcomm::comm {
 
 class ScheduleCache {
  public:
-  ScheduleCache(const hcomm_comm_view_t& view, std::vector<algorithm::TuneRule> rules, uint64_t chunk_bytes);
+  // The view's chunk_bytes is the communicator's chunk size.
+  ScheduleCache(const hcomm_comm_view_t& view, std::vector<algorithm::TuneRule> rules);
 
   // The schedule of a collective call, built on first use (with its
   // agreement, for the argument check). Throws when no algorithm serves it.
@@ -34,6 +35,8 @@ class ScheduleCache {
   void force(hcomm_coll_t coll, const std::string& algorithm);
   // The algorithm a call would use, or nullptr when none serves it.
   const hcomm_algorithm_desc_t* pick(const hcomm_coll_args_t& args) const { return selector_.pick(args); }
+  // The view the algorithms see (after HCOMM_TUNE_FILE's parameters).
+  const hcomm_comm_view_t& view() const { return selector_.view(); }
   void log_score_map() const { selector_.log_score_map(); }
 
  private:

@@ -2,6 +2,7 @@
 // every C boundary they become codes, with the text kept per thread.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "hcomm/plugin/util.hpp"
@@ -10,7 +11,19 @@
 namespace hcomm {
 
 using plugin::format;
-using Error = plugin::Error;
+
+// The core's typed error. Its own class, not the plugin helpers' one, and
+// not named hcomm::Error, which is the C++ API's (hcomm.hpp): the core's
+// code calls it Error through the alias below.
+class CoreError : public std::runtime_error {
+ public:
+  CoreError(hcomm_result_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  hcomm_result_t code() const { return code_; }
+
+ private:
+  hcomm_result_t code_;
+};
+using Error = CoreError;
 
 void set_last_error(const std::string& text);
 const char* last_error();

@@ -36,7 +36,7 @@ struct Config {
     std::string lv = settings::raw("HCOMM_DEBUG");
     for (int i = 0; i <= HCOMM_LOG_TRACE; ++i)
       if (strcasecmp(lv.c_str(), kLevelNames[i]) == 0) level = static_cast<hcomm_log_level_t>(i);
-    subsys = parse_subsys_list(settings::raw("HCOMM_DEBUG_SUBSYS"));
+    if (!parse_subsys_list(settings::raw("HCOMM_DEBUG_SUBSYS"), &subsys)) subsys = ALL;
     std::string file = settings::raw("HCOMM_DEBUG_FILE");
     if (!file.empty())
       if (FILE* f = std::fopen(file_path(file).c_str(), "a")) out = f;
@@ -67,19 +67,22 @@ std::string file_path(const std::string& pattern) {
   return path;
 }
 
-unsigned parse_subsys_list(const std::string& text) {
-  if (text.empty()) return ALL;
-  bool negate = text[0] == '^';
+bool parse_subsys_list(const std::string& text, unsigned* out) {
+  if (text.empty()) return *out = ALL, true;
+  const bool negate = !text.empty() && text[0] == '^';
   unsigned mask = 0;
   size_t start = negate ? 1 : 0;
   while (start <= text.size()) {
     size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    mask |= item == "ALL" ? static_cast<unsigned>(ALL) : subsys_from_name(item.c_str());
+    const std::string item = text.substr(start, end - start);
+    const unsigned bit = item == "ALL" ? static_cast<unsigned>(ALL) : subsys_from_name(item.c_str());
+    if (bit == 0) return false;
+    mask |= bit;
     start = end + 1;
   }
-  return negate ? (ALL & ~mask) : mask;
+  *out = negate ? (ALL & ~mask) : mask;
+  return true;
 }
 
 unsigned subsys_from_name(const char* name) {

@@ -14,8 +14,9 @@ enum Subsys : unsigned { INIT = 1, NET = 2, ALGO = 4, TOPO = 8, EXEC = 16, PLUGI
 bool enabled(hcomm_log_level_t level, unsigned subsys);
 void write(hcomm_log_level_t level, unsigned subsys, const std::string& message);
 unsigned subsys_from_name(const char* name);  // 0 when unknown
-// "NET,ALGO" or "^EXEC" (all but); an empty list means ALL.
-unsigned parse_subsys_list(const std::string& text);
+// "NET,ALGO", "ALL" or "^EXEC" (all but) into *mask, an empty list as ALL;
+// false, *mask untouched, when an item is not a subsystem's name.
+bool parse_subsys_list(const std::string& text, unsigned* mask);
 // HCOMM_DEBUG_FILE's `pattern` with %h replaced by the host name, %p by the pid.
 std::string file_path(const std::string& pattern);
 

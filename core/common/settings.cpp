@@ -28,15 +28,8 @@ bool one_of(const std::string& text, std::initializer_list<const char*> names) {
 }
 
 bool valid_subsys_list(const std::string& text) {
-  size_t start = !text.empty() && text[0] == '^' ? 1 : 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    if (item != "ALL" && log::subsys_from_name(item.c_str()) == 0) return false;
-    start = end + 1;
-  }
-  return true;
+  unsigned mask = 0;
+  return log::parse_subsys_list(text, &mask);
 }
 
 // HCOMM_DEBUG_FILE: a file this process may append to, once %h and %p are

@@ -3,11 +3,9 @@
 // and each line the reader's cache still holds would have to be taken back
 // first, one cross-core round trip a line, outside the call that caused it.
 // A line in no cache is fetched from memory instead, where the prefetchers
-// stream it. Worth it only where that round trip crosses last-level caches
-// (2 ranks on an EPYC whose vCPUs sat on two, 1 MiB, a step that writes its
-// input and reduces it: 551 us without, 293 with); under one shared cache
-// the eviction costs more than it saves (2 ranks on a Xeon, 4 MiB allgather
-// 1117 us against 570 without). x86 with CLFLUSHOPT; elsewhere nothing.
+// stream it. Worth it only where that round trip crosses last-level caches;
+// under one shared cache the eviction costs more than it saves. x86 with
+// CLFLUSHOPT; elsewhere nothing.
 #pragma once
 
 #include <cstddef>

@@ -156,9 +156,8 @@ void reduce(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const 
   reduce_with(best_kernels(), dtype, op, dst, a, b, count, avg_divisor, stores);
 }
 
-// Measured on a 2-core VM with 2 MiB of L2 per core, 2-rank one-shot
-// allreduce: streamed stores cost 10% at 1 MiB, break even at 2-4 MiB and
-// save 18-35% from 8 MiB on.
+// Streamed stores pay for results too large to stay in the caches, and slow
+// down those that would: by default they start at twice the per-core L2.
 Stores stores_for(uint64_t bytes) {
   static const uint64_t threshold = [] {
     const std::string text = settings::get_string("HCOMM_STREAM_STORES");

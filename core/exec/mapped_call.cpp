@@ -116,8 +116,7 @@ bool MappedCall::begin(MappedIO* io, const Schedule& schedule, const Buffers& bu
   // Peers would copy a SEND they cannot map by address (cross-memory attach:
   // a system call, pinned pages, the kernel's copy). Where it fits this call's
   // half below every byte the steps use, or around the bytes this rank's own
-  // steps use, one copy into it, which every peer maps, is faster (2 ranks,
-  // malloc'd buffers: 8 KiB 4.9 -> 1.4 us, 512 KiB 156 -> 100 us), up to
+  // steps use, one copy into it, which every peer maps, is faster, up to
   // kWindowCopiesBelow. Steps have not run yet, so SEND still holds the
   // input in place.
   const uint64_t b = p.send.bytes;
@@ -268,9 +267,7 @@ void MappedCall::store(int peer, const hcomm_bufref_t& dst, uint64_t offset, con
 // A payload fills the lines of flag `match` and the ones after it, in order,
 // each raised once its part is in. Their reader read them a lap ago, so
 // each write waits for its line to come back; asking for them all first
-// overlaps those transfers (2 ranks, 128 and 256 bytes: 0.29-0.31 and 0.34
-// us against 0.33-0.34 and 0.35-0.37; when the machine runs slower,
-// 0.49-0.58 and 0.52-0.55 against 0.66-0.67 and 0.69-0.71).
+// (window::claim) overlaps those transfers.
 // A release store and a plain look at the doorbell: a fence between them
 // would stall every signal for a cross-core round trip. The cost is a rare
 // wake-up lost when the peer announces its sleep just as the flag is raised;
@@ -296,11 +293,10 @@ void MappedCall::signal(int peer, uint32_t match, uint64_t occurrence, const uin
 
 // Looks at a payload's lines in order, up to the first not raised yet: the
 // first is seen as soon as the peer raised it, while it still writes the
-// others, whose transfers then overlap its writes. On a quiet machine this
-// was as fast as raising the first line last and waiting on it alone, or
-// looking at every line in each pass (which takes lines back from the
-// writer while it writes them); with two more processes spinning on the
-// two cores, 256 bytes took 0.68-0.72 us against 0.91 and 0.70-0.88.
+// others, whose transfers then overlap its writes. Raising the first line
+// last and waiting on it alone is no faster, and looking at every line in
+// each pass takes lines back from the writer while it writes them, which
+// costs most where the CPUs are busy.
 bool MappedCall::wait(int peer, uint32_t match, uint64_t occurrence, uint8_t* payload, uint64_t bytes) {
   check_peer(peer);
   const uint64_t want = window::flag_value(call_, bytes ? 1 : occurrence);

@@ -21,9 +21,7 @@ class MappedCall {
   // this many bytes; from it on they copy it by address. The copy into the
   // window and the peers' loads from it are two passes over the data where
   // cross-memory attach makes one, and from about here the extra pass costs
-  // more than the system call saves (2 ranks, two_shot, malloc'd buffers,
-  // 2 MiB: 438-458 us with the copies, 347-386 without; 1 MiB 179-190
-  // against 165-175; 512 KiB 72-88 against 75-93).
+  // more than the system call saves.
   static constexpr uint64_t kWindowCopiesBelow = 1 << 20;
 
   MappedCall() = default;

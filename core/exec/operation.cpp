@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "core/algorithm/tune.hpp"
 #include "core/common/error.hpp"
+#include "core/common/names.hpp"
 #include "core/device/copy.hpp"
 #include "core/device/reduce.hpp"
 
@@ -89,7 +89,7 @@ void Operation::restart(Buffers buffers, uint32_t seq, uint64_t tag_base, uint64
   state_->reset(*schedule_);
 }
 
-const char* Operation::collective() const { return algorithm::coll_name(schedule_->args.coll); }
+const char* Operation::collective() const { return coll_name(schedule_->args.coll); }
 
 uint8_t* Operation::resolve(const hcomm_bufref_t& ref) const {
   switch (ref.buffer) {

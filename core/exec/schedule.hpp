@@ -19,7 +19,7 @@ namespace hcomm::exec {
 // scratch slots a receive-reduce step owns.
 constexpr uint32_t kMaxInflightChunks = 4;
 // Tags carry the chunk index in 16 bits.
-constexpr uint32_t kMaxChunks = 1u << 16;
+constexpr uint32_t kMaxChunks = HCOMM_MAX_CHUNKS;
 
 struct RunState;
 
@@ -93,7 +93,7 @@ struct Schedule {
   // the step before it made (a chunkwise dependency), as reduce_from_all's
   // steps do: a chunk then stays in cache from one step to the next, where
   // step by step a result larger than the caches would go through memory
-  // once per step (4 ranks, 16 MiB slices). chain_end[i] == i + 1 elsewhere.
+  // once per step. chain_end[i] == i + 1 elsewhere.
   std::vector<uint32_t> chain_end;
   // Peers load this rank's SEND: a SIGNAL says so (HCOMM_STEP_SEND_READY).
   // MappedCall::begin then describes it to them, and may offer it a copy in

@@ -22,17 +22,15 @@
 namespace hcomm::exec::window {
 
 inline constexpr uint64_t kMagic = 0x574f444e49574d48ull;  // "HMWINDOW"
-// 2: a line per call parity, with payload; 3: an exposed buffer may lie in the window;
-// 4: around a hole; 5: flags' lines by call parity, a writer's in match order;
-// 6: flags' lines and publications by lap; 7: signals carry the call's signature
+// Raised whenever the window's layout or meaning changes: ranks of different
+// builds refuse each other's windows.
 inline constexpr uint32_t kVersion = 7;
 inline constexpr uint64_t kLine = 64;
 inline constexpr uint64_t kPage = 4096;
 // A call that uses no half (its data travels in the signals) may begin once
 // every rank finished the call kLaps before it, not the one 2 before: the
 // root of back-to-back small broadcasts, say, then runs ahead of the others
-// rather than waiting on each call for a peer's progress (2 ranks, 8-byte
-// broadcast: 0.12-0.15 us a call against 0.19; 4 laps 0.17, 16 laps 0.12).
+// rather than waiting on each call for a peer's progress.
 // The flags take kLaps x HCOMM_MAX_SIGNALS lines per rank of the
 // communicator in every window: 32 KiB per rank.
 inline constexpr uint64_t kLaps = 8;

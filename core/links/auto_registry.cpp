@@ -26,9 +26,8 @@ uint64_t pinned_kb() {
 
 // Why this process's pages must not move, or nullptr. RDMA registrations
 // count in VmPin; the CUDA driver pins host memory (cudaHostRegister)
-// without counting it there or marking the mapping (driver 580 on an H100:
-// VmPin, VmLck and the mapping's VmFlags unchanged by it), so its presence
-// is reason enough.
+// without counting it there (VmPin, VmLck) or marking the mapping
+// (VmFlags), so its presence is reason enough.
 const char* pages_held_by_devices() {
   if (pinned_kb()) return "this process has memory pinned for devices (VmPin)";
   bool cuda = false;

@@ -168,7 +168,7 @@ void load_locked(PluginInfo& info) {
     info.header = h;
     HCOMM_INFO(PLUGIN, "loaded %s plugin %s %s from %s", kind_name(info.expected_kind), h->name, h->version,
                info.path.c_str());
-  } catch (const Error& e) {
+  } catch (const hcomm::Error& e) {
     info.status = e.code();
     info.error = e.what();
     HCOMM_WARN(PLUGIN, "%s", e.what());

@@ -32,7 +32,7 @@ const char* get_setting(const char* name) {
     std::string value;
     try {
       value = settings::raw(name);
-    } catch (const Error& e) {
+    } catch (const hcomm::Error& e) {
       HCOMM_WARN(PLUGIN, "%s", e.what());
     }
     it = cache.emplace(name, value).first;

@@ -18,7 +18,7 @@ namespace hcomm::topology {
 namespace {
 
 constexpr uint32_t kMagic = 0x4f504f54;  // "TOPO"
-constexpr uint32_t kVersion = 3;  // 2: the host's GPUs; 3: the last-level cache
+constexpr uint32_t kVersion = 3;         // raised whenever the description's fields change
 
 std::atomic<GpuLocator> g_gpu_locator{nullptr};
 

@@ -48,14 +48,14 @@ class ApiFixture : public ::testing::Test {
     return rc == HCOMM_SUCCESS;
   }
 
-  // Runs body(comm, rank) on both ranks of a fresh two-rank communicator, one
-  // thread per rank.
-  static void on_two_ranks(const std::function<void(hcomm_comm_t, int)>& body) {
+  // Runs body(comm, rank) on both ranks of a fresh two-rank communicator
+  // (made with `config`, where given), one thread per rank.
+  static void on_two_ranks(const std::function<void(hcomm_comm_t, int)>& body, const hcomm_config_t* config = nullptr) {
     hcomm_unique_id_t id;
     ASSERT_EQ(hcomm_get_unique_id(&id), HCOMM_SUCCESS) << hcomm_get_last_error();
     auto rank = [&](int r) {
       hcomm_comm_t comm = nullptr;
-      ASSERT_EQ(hcomm_comm_init_rank(&comm, &id, 2, r), HCOMM_SUCCESS) << hcomm_get_last_error();
+      ASSERT_EQ(hcomm_comm_init_rank_config(&comm, &id, 2, r, config), HCOMM_SUCCESS) << hcomm_get_last_error();
       body(comm, r);
       EXPECT_EQ(hcomm_comm_destroy(comm), HCOMM_SUCCESS);
     };

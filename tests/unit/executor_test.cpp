@@ -111,7 +111,8 @@ void run(const Case& c) {
     threads.emplace_back([&, r, in] {
       try {
         hcomm_comm_view_t view{.size = sizeof view, .rank = r, .nranks = c.nranks, .link = {1, 1e-4, 1e-5}};
-        algorithm::Selector sel(view, {}, algorithm::registry(), c.chunk_bytes);
+        view.chunk_bytes = c.chunk_bytes;
+        algorithm::Selector sel(view, {}, algorithm::registry());
         bool in_place = c.in_place || (c.coll == HCOMM_COLL_BROADCAST && r != c.root);
         hcomm_coll_args_t args{.size = sizeof args, .coll = c.coll, .count = c.count, .dtype = c.dtype,
                                .dtype_size = es, .op = c.op, .root = c.root, .in_place = in_place,
@@ -264,8 +265,9 @@ class MappedJob {
           hcomm_comm_view_t view{.size = sizeof view, .rank = r, .nranks = nranks_, .link = {1, 1e-4, 1e-5},
                                  .flags = c.flags, .window_bytes = c.flags ? windows_.window_bytes() : 0,
                                  .mapped = {0.3, 1e-4, 5e-5}};
+          view.chunk_bytes = c.chunk_bytes;
           algorithm::Selector sel(view, algorithm::parse_tune(std::string("allreduce:@") + c.algorithm),
-                                  algorithm::registry(), c.chunk_bytes);
+                                  algorithm::registry());
           hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = c.count,
                                  .dtype = c.dtype, .dtype_size = es, .op = c.op, .root = 0, .in_place = c.in_place,
                                  .mem_kind = HCOMM_MEM_HOST};
@@ -679,8 +681,9 @@ TEST(ExecutorMapped, DirectAllreducesRunInOrderUnlessInPieces) {
         for (size_t count : {size_t{7}, size_t{100}, size_t{3000}, size_t{100000}}) {
           hcomm_comm_view_t view{.size = sizeof view, .rank = n - 1, .nranks = n, .link = {1, 1e-4, 1e-5},
                                  .flags = flags, .window_bytes = 4096, .mapped = {1, 1e-4, 1e-5}};
+          view.chunk_bytes = 1 << 20;
           algorithm::Selector sel(view, algorithm::parse_tune(std::string("allreduce:@") + algorithm),
-                                  algorithm::registry(), 1 << 20);
+                                  algorithm::registry());
           hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = count,
                                  .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
           const bool pieces = flags == through_windows && count * 4 > 4096;
@@ -714,7 +717,8 @@ TEST(ExecutorMapped, RanksPushSlicesThatFitTheWindow) {
                            size_t{n * window / 4 / (n - 1) + 16}, size_t{4 * window}}) {
         hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = n, .link = {1, 1e-4, 1e-5},
                                .flags = flags, .window_bytes = window, .mapped = {1, 1e-4, 1e-5}};
-        algorithm::Selector sel(view, algorithm::parse_tune("allreduce:@two_shot"), algorithm::registry(), 1 << 20);
+        view.chunk_bytes = 1 << 20;
+        algorithm::Selector sel(view, algorithm::parse_tune("allreduce:@two_shot"), algorithm::registry());
         hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = count,
                                .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
         const auto schedule = sel.build(args);
@@ -743,7 +747,8 @@ TEST(ExecutorMapped, RootedOneShotIsLeftToOthersOnMoreRanksThanCores) {
                              (oversubscribed ? uint32_t{HCOMM_VIEW_OVERSUBSCRIBED} : 0u);
       hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = 4, .link = {2, 1e-4, 1e-5}, .flags = flags,
                              .window_bytes = 1 << 20, .mapped = {0.2, 1e-4, 1e-5}};
-      algorithm::Selector sel(view, algorithm::parse_tune(""), algorithm::registry(), 1 << 20);
+      view.chunk_bytes = 1 << 20;
+      algorithm::Selector sel(view, algorithm::parse_tune(""), algorithm::registry());
       hcomm_coll_args_t args{.size = sizeof args, .coll = coll, .count = coll == HCOMM_COLL_BARRIER ? 0u : 2u,
                              .dtype = HCOMM_FLOAT32, .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
       const bool rooted = coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE;
@@ -913,8 +918,8 @@ TEST(ExecutorMapped, DirectAlgorithmsDeclineWithoutMappedMemory) {
     const MappedCase c{.algorithm = algorithm, .nranks = 3, .count = 100, .flags = 0};
     job.check(c);
     hcomm_comm_view_t view{.size = sizeof view, .rank = 0, .nranks = 3, .link = {1, 1e-4, 1e-5}};
-    algorithm::Selector sel(view, algorithm::parse_tune(std::string("allreduce:@") + algorithm), algorithm::registry(),
-                            1024);
+    view.chunk_bytes = 1024;
+    algorithm::Selector sel(view, algorithm::parse_tune(std::string("allreduce:@") + algorithm), algorithm::registry());
     hcomm_coll_args_t args{.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = 100, .dtype = HCOMM_FLOAT32,
                            .dtype_size = 4, .op = HCOMM_SUM, .mem_kind = HCOMM_MEM_HOST};
     EXPECT_NE(sel.build(args)->algorithm, algorithm);

@@ -19,7 +19,7 @@ std::string load_error(const std::string& path) {
   try {
     load(path);
     return "";
-  } catch (const Error& e) {
+  } catch (const hcomm::Error& e) {
     EXPECT_EQ(e.code(), HCOMM_ERR_PLUGIN);
     return e.what();
   }
@@ -107,7 +107,7 @@ TEST(Loader, APluginSettingOutOfRangeStopsCreationNamingIt) {
   try {
     transport::allowed("");
     FAIL() << "HCOMM_TCP_NSOCKS=99 was taken";
-  } catch (const Error& e) {
+  } catch (const hcomm::Error& e) {
     EXPECT_EQ(e.code(), HCOMM_ERR_CONFIG);
     expect_contains(e.what(), "HCOMM_TCP_NSOCKS='99' is out of range: expected an integer from 1 to 16");
   }

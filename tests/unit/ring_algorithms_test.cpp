@@ -19,7 +19,6 @@
 #include "core/algorithm/layout.hpp"
 #include "core/algorithm/selector.hpp"
 #include "core/common/error.hpp"
-#include "core/common/settings.hpp"
 #include "core/exec/operation.hpp"
 
 namespace hcomm {
@@ -37,8 +36,10 @@ const hcomm_algorithm_desc_t* ring(hcomm_coll_t coll) {
 
 const hcomm_link_model_t kLink = {.alpha_us = 5.0, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 2e-5};
 
+constexpr uint64_t kChunkBytes = 512 << 10;
+
 hcomm_comm_view_t comm_view(int nranks, int rank) {
-  return {.size = sizeof(hcomm_comm_view_t), .rank = rank, .nranks = nranks, .link = kLink};
+  return {.size = sizeof(hcomm_comm_view_t), .rank = rank, .nranks = nranks, .link = kLink, .chunk_bytes = kChunkBytes};
 }
 
 bool variable(hcomm_coll_t coll) { return coll == HCOMM_COLL_ALLGATHERV || coll == HCOMM_COLL_REDUCE_SCATTER_V; }
@@ -350,12 +351,8 @@ double cost_of(hcomm_coll_t coll, const hcomm_coll_args_t& args, int nranks, int
   return algo->cost(&args, &view);
 }
 
-// The chunk count the core gives `bytes` of int64 at HCOMM_CHUNK_BYTES.
-double chunks_of(uint64_t bytes) {
-  const uint64_t chunk = settings::get_size("HCOMM_CHUNK_BYTES");
-  return static_cast<double>(
-      std::clamp<uint64_t>((bytes + chunk - 1) / chunk, 1, std::min<uint64_t>(bytes / 8, 65536)));
-}
+// The chunk count the core gives `bytes` of int64 on the view's communicator.
+double chunks_of(uint64_t bytes) { return hcomm_chunk_count(bytes, 8, kChunkBytes); }
 
 TEST(RingCost, FollowsTheSchedules) {
   const double a = kLink.alpha_us, b = kLink.beta_us_per_byte, g = kLink.gamma_us_per_byte;

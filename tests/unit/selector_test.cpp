@@ -72,7 +72,11 @@ const Desc kSmall = fake("small", small_cost);
 const Desc kLarge = fake("large", large_cost);
 
 hcomm_comm_view_t view(int nranks = kRanks) {
-  return hcomm_comm_view_t{.size = sizeof(hcomm_comm_view_t), .rank = 0, .nranks = nranks, .link = {1, 1e-4, 1e-5}};
+  return hcomm_comm_view_t{.size = sizeof(hcomm_comm_view_t),
+                           .rank = 0,
+                           .nranks = nranks,
+                           .link = {1, 1e-4, 1e-5},
+                           .chunk_bytes = 512 << 10};
 }
 
 hcomm_coll_args_t call(uint64_t bytes, hcomm_coll_t coll = HCOMM_COLL_ALLREDUCE, uint32_t mem = HCOMM_MEM_HOST) {
@@ -86,7 +90,7 @@ hcomm_coll_args_t call(uint64_t bytes, hcomm_coll_t coll = HCOMM_COLL_ALLREDUCE,
 }
 
 Selector selector(std::vector<const Desc*> algorithms, const std::string& tune = "") {
-  return Selector(view(), parse_tune(tune), std::move(algorithms), 512 << 10);
+  return Selector(view(), parse_tune(tune), std::move(algorithms));
 }
 
 // The names of the candidates, best first.
@@ -142,7 +146,7 @@ TEST(Selector, RankLimitsAndMemoryKinds) {
   EXPECT_EQ(order(s, 4096, HCOMM_MEM_CUDA), "large,small");
   EXPECT_EQ(lines(s),
             (std::vector<std::string>{"allreduce host: 0-inf host_only", "allreduce cuda: 0-1K small, 1K-inf large"}));
-  const Selector big(view(kRanks + 1), {}, {&kSmall, &big_comms}, 512 << 10);
+  const Selector big(view(kRanks + 1), {}, {&kSmall, &big_comms});
   EXPECT_EQ(big.pick(call(8))->name, std::string("big_comms"));
 }
 
@@ -292,7 +296,7 @@ TEST(Selector, ProfileAlgorithmNotLoadedFallsBackToTheCostModel) {
 TEST(Selector, TuneFileRulesCoverHostMemoryOnly) {
   std::vector<TuneRule> rules = parse_tune("allreduce:0-4K:@large#allreduce:4K-inf:@missing");
   for (TuneRule& r : rules) r.file = "/tmp/x.tune", r.mem_kinds = HCOMM_MEM_HOST;
-  const Selector s(view(), rules, {&kSmall, &kLarge}, 512 << 10);
+  const Selector s(view(), rules, {&kSmall, &kLarge});
   EXPECT_EQ(order(s, 8), "large,small");
   EXPECT_EQ(order(s, 8, HCOMM_MEM_CUDA), "small,large");
   EXPECT_EQ(order(s, 4096), "large,small");  // the cost model's order: missing is not loaded

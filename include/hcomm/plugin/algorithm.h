@@ -1,10 +1,5 @@
-/* HComm algorithm plugin interface, ABI 1.10 (1.1 added the variable-size
- * collectives' counts, the mapped-memory steps and the view's window; 1.2
- * the view's hosts; 1.3 signals that carry a small payload; 1.4 a step flag
- * for results nothing reads again; 1.5 a view flag for more ranks than
- * cores; 1.6 payloads over several flags' lines; 1.7 a copy that publishes
- * RECV in the window; 1.9 a signal that exposes SEND; 1.10 a view flag for
- * ranks under different caches).
+/* HComm algorithm plugin interface (ABI HCOMM_PLUGIN_ABI_MAJOR.MINOR of
+ * plugin.h; what a minor version added is marked "ABI 1.n" where it is).
  *
  * An algorithm turns one collective call into a schedule for this rank: a
  * list of steps, each naming a peer, buffer slices and the steps it waits for.
@@ -106,6 +101,11 @@ typedef struct hcomm_comm_view {
   const int* node_of;       /* nranks entries: each rank's host, numbered 0.. in order of each host's lowest rank */
   hcomm_link_model_t intra; /* the slowest link between two ranks of one host */
   hcomm_link_model_t inter; /* the slowest link between hosts; equals intra when nnodes is 1 */
+  /* ABI 1.12: the bytes per chunk the core cuts this communicator's transfers
+   * into (hcomm_config_t.chunk_bytes, or HCOMM_CHUNK_BYTES): a cost function
+   * counts a transfer's chunks as hcomm_chunk_count(bytes, elem_size,
+   * chunk_bytes), as the builder's chunks_for does. */
+  uint64_t chunk_bytes;
 } hcomm_comm_view_t;
 
 typedef enum hcomm_step_kind {
@@ -175,7 +175,8 @@ typedef enum hcomm_step_flags {
  * chunk-wise (chunk i waits for chunk i of the other step, which must have as
  * many chunks) unless its bit in whole_deps says it waits for the whole step.
  * Send and receive steps of a pair match by `match` (below 2^24), which both
- * sides choose alike, and must have the same bytes and nchunks (at most 2^16).
+ * sides choose alike, and must have the same bytes and nchunks (at most
+ * HCOMM_MAX_CHUNKS).
  *
  * Mapped-memory steps synchronise through flags. Each chunk of a SIGNAL(peer,
  * match) step is one signal: a release store into the peer's flag `match`
@@ -209,6 +210,19 @@ typedef enum hcomm_step_flags {
  * in call order, so a call must use mapped steps or the WINDOW on every rank
  * or on none (the calls of every rank are counted alike). */
 #define HCOMM_MAX_SIGNAL_OCCURRENCES ((1u << 20) - 1)
+#define HCOMM_MAX_CHUNKS (1u << 16) /* tags carry a chunk's number in 16 bits */
+
+/* The chunks a transfer of `bytes`, in elements of `elem_size` bytes, is cut
+ * into at `chunk_bytes` per chunk: one per started chunk_bytes, at most one
+ * per element and HCOMM_MAX_CHUNKS, at least one. */
+static inline uint32_t hcomm_chunk_count(uint64_t bytes, size_t elem_size, uint64_t chunk_bytes) {
+  const uint64_t elements = elem_size ? bytes / elem_size : bytes;
+  uint64_t n = chunk_bytes ? bytes / chunk_bytes + (bytes % chunk_bytes != 0) : 1;
+  if (n > elements) n = elements;
+  if (n > HCOMM_MAX_CHUNKS) n = HCOMM_MAX_CHUNKS;
+  return n ? (uint32_t)n : 1u;
+}
+
 typedef struct hcomm_step {
   uint32_t kind; /* hcomm_step_kind_t */
   uint32_t flags;
@@ -230,7 +244,8 @@ typedef struct hcomm_schedule_builder {
   int32_t (*add)(struct hcomm_schedule_builder* builder, const hcomm_step_t* step);
   /* Asks for scratch memory (bytes) for HCOMM_BUF_SCRATCH references. */
   void (*need_scratch)(struct hcomm_schedule_builder* builder, uint64_t bytes);
-  /* The number of chunks for a transfer of `bytes` (HCOMM_CHUNK_BYTES). */
+  /* The number of chunks for a transfer of `bytes`: hcomm_chunk_count() at
+   * the view's chunk_bytes. */
   uint32_t (*chunks_for)(struct hcomm_schedule_builder* builder, uint64_t bytes, size_t elem_size);
 } hcomm_schedule_builder_t;
 

@@ -2,10 +2,7 @@
 // (header only, optional; the core's copies use it too). On x86, memcpy and
 // the kernel copy large blocks with `rep movsb`, which AMD's CPUs run several
 // times slower when the destination lies a few bytes past the source modulo
-// 4 KiB: on the development machines' AMD EPYC, a 64 KiB memcpy or
-// process_vm_readv with the destination 1 to 31 bytes past the source (mod
-// 4 KiB) moved 1.4-2 GB/s instead of 5-12 GB/s; an Intel Xeon (the GPU
-// machine's) copied alike at every distance. A page-aligned buffer and a
+// 4 KiB; Intel's copy alike at every distance. A page-aligned buffer and a
 // malloc'd one (16 bytes into a page) are such a pair.
 #pragma once
 
@@ -21,7 +18,7 @@ namespace hcomm::plugin {
 
 inline constexpr uintptr_t kPageBytes = 4096;
 // Distances (destination past source, modulo a page) that `rep movsb` may run
-// slowly at: 1-31 measured slow on AMD EPYC, and the rest of a cache line.
+// slowly at: up to a cache line.
 inline constexpr uintptr_t kShortDistance = 64;
 
 inline bool short_distance(const void* dst, const void* src) {

@@ -1,6 +1,7 @@
 #include "schedule_writer.hpp"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "hcomm/plugin/util.hpp"
 
@@ -28,6 +29,11 @@ void wait_whole(hcomm_step_t& step, int32_t dep) { add_dep(step, dep, true); }
 
 void wait_for_step(hcomm_step_t& step, int32_t dep, bool chunkwise) {
   if (dep >= 0) add_dep(step, dep, !chunkwise);
+}
+
+uint32_t pipeline_chunks(const hcomm_comm_view_t& view, uint64_t bytes, size_t elem_size) {
+  const bool has_chunk_bytes = view.size >= offsetof(hcomm_comm_view_t, chunk_bytes) + sizeof view.chunk_bytes;
+  return hcomm_chunk_count(bytes, elem_size, has_chunk_bytes ? view.chunk_bytes : 0);
 }
 
 int32_t ScheduleWriter::add(const hcomm_step_t& step) {

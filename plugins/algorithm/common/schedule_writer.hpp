@@ -27,6 +27,12 @@ class StepRejected : public std::exception {
   const char* what() const noexcept override { return "the schedule builder refused a step"; }
 };
 
+// The chunks the core cuts a transfer of `bytes` into on the communicator
+// `view` (its chunk_bytes), for cost functions; builders ask
+// ScheduleWriter::chunks. One on a view from before ABI 1.12, which has no
+// chunk size.
+uint32_t pipeline_chunks(const hcomm_comm_view_t& view, uint64_t bytes, size_t elem_size);
+
 class ScheduleWriter {
  public:
   explicit ScheduleWriter(hcomm_schedule_builder_t* builder) : builder_(builder) {}

@@ -12,9 +12,9 @@
 #include <limits>
 #include <vector>
 
-#include "common/layout.hpp"
 #include "common/services.hpp"
 #include "direct.hpp"
+#include "hcomm/plugin/layout.hpp"
 #include "mapped_steps.hpp"
 
 namespace hcomm::algo {
@@ -54,14 +54,9 @@ void reduce_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out, uin
 // An allreduce's input (a reduce-scatter's blocks), a broadcast's data and
 // a reduce's input travel in the signals, over several flags' lines, up to
 // kInSignals; an allgather's block in a flag's line
-// (HCOMM_SIGNAL_PAYLOAD_BYTES). 2 ranks, the best of 3-4 runs: an allreduce
-// of 64 and 128 bytes 0.28 and 0.30 us against 0.31 and 0.33 through the
-// window, 256 bytes 0.34 against 0.33, 512 and 1024 bytes 0.42 and 0.60
-// against 0.35 and 0.37; allgathers of 128-1024 bytes were as fast through
-// the window or faster. A call in the signals uses no window half, so a
-// root runs ahead of the other ranks (window::kLaps): back-to-back reduces
-// of 64-256 bytes 0.21-0.24 us against 0.28-0.31 through the window,
-// broadcasts level (0.20-0.23).
+// (HCOMM_SIGNAL_PAYLOAD_BYTES): beyond, the window is as fast or faster. A
+// call in the signals uses no window half, so a root runs ahead of the
+// other ranks (window::kLaps).
 constexpr uint64_t kInSignals = 256;
 static_assert(kInSignals <= HCOMM_SIGNAL_MAX_PAYLOAD_BYTES, "a signal carries kInSignals bytes");
 bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
@@ -78,7 +73,8 @@ bool in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes
 // slot per rank. This rank's own is read from SEND, or from its slot where
 // the first reduction into RECV would overwrite it before its turn (in
 // place, with more than 2 ranks).
-void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers, const BlockLayout* blocks = nullptr) {
+void build_inline(const DirectCall& direct, ScheduleWriter& out, bool to_peers,
+                  const plugin::BlockLayout* blocks = nullptr) {
   const Call& call = direct.call;
   const int n = call.nranks, me = call.rank;
   const auto part = [&](int p) { return at(HCOMM_BUF_SEND, blocks ? blocks->offset(p) : 0); };
@@ -145,14 +141,11 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
 
 // A broadcast's data, a reduce's input or an allgather's block travel in
 // the signals (in_signals) or through the windows up to kWindowPathBytes.
-// Beyond, the message algorithms are ahead (2 ranks over shm: a 2 KiB
-// broadcast 1.8 us against k-nomial's 1.4; 8 KiB 4.1 against 2.5 us reading
-// the root's buffer directly), so one_shot leaves them those. So it does the
-// rooted collectives on more ranks than cores (rooted_oversubscribed; 4
-// ranks on 2 cores: an 8-byte broadcast 4.1 us against binomial's 1.4, a
-// reduce 3.4 against 1.6). A reduce's root loads every input after its
+// Beyond, the message algorithms are ahead, so one_shot leaves them those.
+// So it does the rooted collectives on more ranks than cores
+// (rooted_oversubscribed). A reduce's root loads every input after its
 // signal and reduces them, which the message algorithms pipeline better from
-// 512 bytes (2 ranks: 512 B 1.30 us against 1.12; 256 B 1.09 against 1.07).
+// 512 bytes.
 constexpr uint64_t kWindowPathBytes = 1024;
 constexpr uint64_t kReduceWindowBytes = 256;
 uint64_t window_limit(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
@@ -278,18 +271,12 @@ void build_blocks_in_signals(const DirectCall& direct, ScheduleWriter& out) {
 // Where one_shot reads the peers' buffers for an allgather(v) or a
 // reduce-scatter(v) whose largest block is `block` bytes (every rank sees
 // the same), and leaves smaller blocks to the message algorithms (its cost is
-// infinite there, and it declines). The benchmark of compare_mpi.sh, forced
-// algorithms in turn, 3 rounds, fresh inputs, against the best message
-// algorithm: an allgather on 2 ranks 0.87-1.0 with malloc'd buffers from
-// 256 KiB (where they are registered on their second use; below, peers copy
-// them by address: 64-128 KiB 1.0-1.7), 0.74-0.83 with hcomm_mem_alloc's
-// from 64 KiB; on 4 ranks (on 2 cores) 0.62-0.88 from 256 KiB, 128 KiB 1.2.
-// A reduce-scatter on 2 ranks 0.35-0.6 from 16 KiB on one machine, 0.4-0.9
-// from 64 KiB on another, where blocks of 16-32 KiB were level and of 8 KiB
-// took 1.2-1.25x halving-doubling's one exchange (fresh and reused inputs,
-// both kinds of buffers); on 4 ranks at every size beyond the signals
-// (0.5-1.0 at 512 B-32 MiB, small blocks through the windows, where the
-// core copies each SEND that fits).
+// infinite there, and it declines). The thresholds are where it caught up
+// with the best message algorithm: an allgather from 256 KiB (malloc'd
+// buffers are registered from their second use there; below, peers copy
+// them by address), a reduce-scatter on 2 ranks from 16 KiB, on more ranks
+// at every size beyond the signals (small blocks go through the windows,
+// where the core copies each SEND that fits).
 constexpr uint64_t kGatherFromPeersFrom = 256 << 10, kReduceScatterFromPeersFrom = 16 << 10;
 bool from_peers(const hcomm_comm_view_t& view, bool gathers, uint64_t block) {
   if (!gathers && view.nranks > 2) return view.flags & HCOMM_VIEW_PEER_BUFFERS;
@@ -307,7 +294,7 @@ void check_from_peers(const DirectCall& direct, bool gathers, uint64_t block) {
 
 // Allgather(v) of large blocks (from_peers): each rank loads every other
 // rank's block from that rank's SEND into its place in RECV.
-void build_allgather_from_peers(const DirectCall& direct, const BlockLayout& blocks, ScheduleWriter& out) {
+void build_allgather_from_peers(const DirectCall& direct, const plugin::BlockLayout& blocks, ScheduleWriter& out) {
   const Call& call = direct.call;
   const int me = call.rank;
   signal_all(call, out, kInputReady, -1, HCOMM_STEP_SEND_READY);
@@ -335,7 +322,7 @@ void build_allgather_from_peers(const DirectCall& direct, const BlockLayout& blo
 void build_reduce_scatter(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   if (call.args.coll == HCOMM_COLL_REDUCE_SCATTER_V) check_recv_layout(call, false);
-  const BlockLayout blocks = BlockLayout::send(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, call.nranks);
   if (in_signals(direct.view, call.args.coll, blocks.max_bytes())) return build_inline(direct, out, true, &blocks);
   check_from_peers(direct, false, blocks.max_bytes());
   reduce_from_peer_buffers(direct, out, blocks.offset(call.rank), blocks.bytes(call.rank), false);
@@ -346,7 +333,7 @@ void build_reduce_scatter(const DirectCall& direct, ScheduleWriter& out) {
 void build_allgather(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
   if (call.args.coll == HCOMM_COLL_ALLGATHERV) check_recv_layout(call, true);
-  const BlockLayout blocks = BlockLayout::recv(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, call.nranks);
   const uint64_t largest = blocks.max_bytes();
   if (largest == 0) return;
   if (from_peers(direct.view, true, largest)) return build_allgather_from_peers(direct, blocks, out);
@@ -408,7 +395,8 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   const bool gathers = args->coll == HCOMM_COLL_ALLGATHER || args->coll == HCOMM_COLL_ALLGATHERV;
   if (gathers || args->coll == HCOMM_COLL_REDUCE_SCATTER || args->coll == HCOMM_COLL_REDUCE_SCATTER_V) {
     const uint64_t largest =
-        (gathers ? BlockLayout::recv(*args, view->nranks) : BlockLayout::send(*args, view->nranks)).max_bytes();
+        (gathers ? plugin::BlockLayout::recv(*args, view->nranks) : plugin::BlockLayout::send(*args, view->nranks))
+            .max_bytes();
     const double block = static_cast<double>(largest), peers = view->nranks - 1;
     if (!gathers && in_signals(*view, args->coll, largest))  // as an allreduce's in the signals
       return m.alpha_us + peers * block * (m.beta_us_per_byte + m.gamma_us_per_byte);

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/layout.hpp"
 #include "common/services.hpp"
 #include "direct.hpp"
+#include "hcomm/plugin/layout.hpp"
 #include "mapped_steps.hpp"
 
 namespace hcomm::algo {
@@ -129,16 +129,13 @@ void build_alltoall(const DirectCall& direct, ScheduleWriter& out) {
   }
 }
 
-// The benchmark of compare_mpi.sh, forced algorithms in turn, fresh inputs,
-// malloc'd buffers, 2 ranks, against the best message algorithm: from 256
-// KiB reduce 0.45-0.58 of the time, broadcast 0.75-0.8, gather 0.76-0.9,
-// scatter 0.44-0.63, alltoall 0.8-1.1; at 128 KiB 0.8-1.0, and below
-// 1.1-6x (the message algorithms' rooted calls return without waiting for
-// each other, and malloc'd buffers are copied by address unless
-// HCOMM_AUTO_REGISTER registers them). Alltoall on 4 ranks: 0.26-0.9 from
-// 16 KiB, so on more than 2 ranks it reads the peers' buffers wherever ranks
-// may. The rooted ones only on no more ranks than cores (see one_shot.cpp);
-// and whatever the size where the data do not fit a window.
+// On 2 ranks one_shot reads the peers' buffers from kPeerCollectivesFrom,
+// where it caught up with the best message algorithm; below, the message
+// algorithms' rooted calls return without waiting for each other, and
+// malloc'd buffers are copied by address unless HCOMM_AUTO_REGISTER
+// registers them. An alltoall on more than 2 ranks reads them wherever
+// ranks may. The rooted ones only on no more ranks than cores (see
+// one_shot.cpp); and whatever the size where the data do not fit a window.
 uint64_t peer_collectives_from(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
   return coll == HCOMM_COLL_ALLTOALL && view.nranks > 2 ? 0 : kPeerCollectivesFrom;
 }

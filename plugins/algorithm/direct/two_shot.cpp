@@ -20,14 +20,12 @@ namespace hcomm::algo {
 namespace {
 
 // Results are stored into the peers' RECV from here on, and where ranks lie
-// under different last-level caches inputs pushed where they fit (2-4
-// ranks, mapped buffers: 0.55-0.7 of the time). Below, a peer's
-// malloc'd RECV would be written by address (where HCOMM_AUTO_REGISTER is
-// set, it is registered only from that size), which made 2 ranks at 8 KiB 5.7
-// us against 3.9. Under one cache pushing costs at every size: each pushed
-// line moves to the writer's cache and back to its owner's, where a read
-// moves it once (2 ranks, 256 KiB-8 MiB, 1.3-1.6x the time with plain
-// stores, 1.5-3x past the caches; level from 16 MiB).
+// under different last-level caches inputs pushed where they fit. Below, a
+// peer's malloc'd RECV would be written by address (where
+// HCOMM_AUTO_REGISTER is set, it is registered only from that size), which
+// is slower. Under one cache pushing costs at every size: each pushed line
+// moves to the writer's cache and back to its owner's, where a read moves it
+// once.
 constexpr uint64_t kPushFrom = 256 << 10;
 
 uint64_t pushed_slot_bytes(uint64_t count, int nranks, size_t elem_size) {
@@ -71,16 +69,12 @@ void await_slices(const Call& call, ScheduleWriter& out, const BlockPartition& b
 // and loads every other slice from its owner's RECV; from kPushFrom it
 // stores its slice into every peer's RECV instead (give_slice), past the
 // caches: no line of a result is left in a peer's cache for the owner to
-// take back when it writes the buffer next (2 ranks, malloc'd buffers,
-// slower state: the step, input written and then the call, 16-64 MiB
-// 0.80-0.88 of the time; the call alone level, 2 and 4 ranks). Below, where
-// the message fits in a window half, a slice is also published in its
-// owner's window at its own offset (HCOMM_STEP_PUBLISH), where the core's
-// copy of a SEND peers cannot map leaves a hole (the owner's slice of its
-// SEND, which no peer loads): peers that cannot map the owner's RECV read it
-// there instead of copying it by address, and where they can, the core skips
-// that copy (2 ranks, hcomm_mem_alloc buffers, 1 MiB: 183 us with the copy,
-// 116 without; before results were stored).
+// take back when it writes the buffer next. Below, where the message fits in
+// a window half, a slice is also published in its owner's window at its own
+// offset (HCOMM_STEP_PUBLISH), where the core's copy of a SEND peers cannot
+// map leaves a hole (the owner's slice of its SEND, which no peer loads):
+// peers that cannot map the owner's RECV read it there instead of copying it
+// by address, and where they can, the core skips that copy.
 // Its own SEND and RECV are read until every peer says kDoneReading.
 void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
@@ -137,13 +131,8 @@ void build_from_peer_buffers(const DirectCall& direct, ScheduleWriter& out) {
 // and keeps: where the cores sit on different last-level caches, taking a
 // line from another core's cache is slower than memory, and a line a peer
 // read in place must be taken back from it when its owner writes it next
-// (the next input, the next result). 2 ranks, malloc'd buffers written
-// before each call, 1 MiB: 117 us pushed against 212 read in place (with
-// the eviction), Open MPI 284; the training step (write and call) 193
-// against 306, Open MPI 365; 3 and 4 ranks 0.5-0.6 of the time. Where the
-// cores share their caches (this machine's other state) reading in place
-// stays ahead (2 ranks 157 against 131 us, 4 ranks 306 against 269), and
-// the step is level (199 against 211).
+// (the next input, the next result). Where the cores share their caches
+// reading in place stays ahead.
 uint64_t pushed_slot(int sender, int receiver, int n, uint64_t slot_bytes) {
   return static_cast<uint64_t>((sender - receiver + n) % n - 1) * slot_bytes;
 }

@@ -2,24 +2,12 @@
 
 #include <algorithm>
 
-#include "common/layout.hpp"
 #include "common/patterns.hpp"
 #include "common/services.hpp"
+#include "hcomm/plugin/layout.hpp"
 #include "wait_all.hpp"
 
 namespace hcomm::algo {
-
-namespace {
-
-// The end of the furthest non-empty block: what an in-place exchange stages.
-uint64_t extent(const BlockLayout& blocks, int nranks) {
-  uint64_t end = 0;
-  for (int r = 0; r < nranks; ++r)
-    if (blocks.bytes(r)) end = std::max(end, blocks.offset(r) + blocks.bytes(r));
-  return end;
-}
-
-}  // namespace
 
 void check_alltoallv_layout(const Call& call) {
   const hcomm_coll_args_t& a = call.args;
@@ -40,10 +28,11 @@ void build_direct_alltoall(const Call& call, ScheduleWriter& out, Pacing pacing)
   check_alltoallv_layout(call);
   const int n = call.nranks, me = call.rank;
   const size_t es = call.args.dtype_size;
-  const BlockLayout to = BlockLayout::send(call.args, n), from = BlockLayout::recv(call.args, n);
+  const plugin::BlockLayout to = plugin::BlockLayout::send(call.args, n),
+                            from = plugin::BlockLayout::recv(call.args, n);
   hcomm_buffer_t outgoing = HCOMM_BUF_SEND;
   int32_t staged = -1;
-  if (const uint64_t bytes = call.args.in_place && n > 1 ? extent(from, n) : 0) {
+  if (const uint64_t bytes = call.args.in_place && n > 1 ? plugin::Blocks::recv(call.args).extent(n) : 0) {
     out.need_scratch(bytes);
     staged = out.add({.kind = HCOMM_STEP_COPY,
                       .src = at(HCOMM_BUF_RECV, 0),

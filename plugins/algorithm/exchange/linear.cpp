@@ -4,10 +4,10 @@
 // (best at small n, where the flows into a rank are few).
 #include <algorithm>
 
-#include "common/layout.hpp"
 #include "common/patterns.hpp"
 #include "direct.hpp"
 #include "exchange.hpp"
+#include "hcomm/plugin/layout.hpp"
 
 namespace hcomm::algo {
 
@@ -25,7 +25,7 @@ void build_gather(const Call& call, ScheduleWriter& out) {
         {.kind = HCOMM_STEP_SEND, .peer = root, .src = at(HCOMM_BUF_SEND, 0), .bytes = call.bytes, .nchunks = nchunks});
     return;
   }
-  const BlockLayout blocks = BlockLayout::recv(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, call.nranks);
   if (!call.args.in_place)
     out.add({.kind = HCOMM_STEP_COPY,
              .src = at(HCOMM_BUF_SEND, 0),
@@ -54,7 +54,7 @@ void build_scatter(const Call& call, ScheduleWriter& out) {
         {.kind = HCOMM_STEP_RECV, .peer = root, .dst = at(HCOMM_BUF_RECV, 0), .bytes = call.bytes, .nchunks = nchunks});
     return;
   }
-  const BlockLayout blocks = BlockLayout::send(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, call.nranks);
   if (!call.args.in_place)
     out.add({.kind = HCOMM_STEP_COPY,
              .src = at(HCOMM_BUF_SEND, blocks.offset(root)),

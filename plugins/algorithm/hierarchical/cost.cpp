@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "common/patterns.hpp"
-#include "common/services.hpp"
+#include "hcomm/plugin/util.hpp"
 #include "hosts.hpp"
 
 namespace hcomm::algo {
@@ -21,15 +21,6 @@ std::optional<HostShape> host_shape(const hcomm_comm_view_t& view) {
 }
 
 double declined_cost() { return std::numeric_limits<double>::infinity(); }
-
-uint32_t pipeline_chunks(uint64_t bytes, size_t elem_size) {
-  const uint64_t chunk_bytes = services().setting_size("HCOMM_CHUNK_BYTES");
-  const uint64_t elements = elem_size ? bytes / elem_size : 0;
-  if (chunk_bytes == 0 || elements == 0) return 1;
-  // At most one chunk per element, and 2^16 chunks (tags carry 16 bits).
-  return static_cast<uint32_t>(
-      std::min<uint64_t>({(bytes + chunk_bytes - 1) / chunk_bytes, elements, uint64_t{1} << 16}));
-}
 
 double ring_level(int members, double messages, double bytes, double alpha, double per_byte) {
   return (members - 1) * (messages * alpha + bytes * per_byte);

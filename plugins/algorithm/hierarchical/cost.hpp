@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "common/schedule_writer.hpp"
 #include "hcomm/plugin/algorithm.h"
 
 namespace hcomm::algo {
@@ -24,10 +25,6 @@ std::optional<HostShape> host_shape(const hcomm_comm_view_t& view);
 
 // The cost of a call the hierarchical algorithms leave to the flat ones.
 double declined_cost();
-
-// The chunks a transfer of `bytes` is cut into, as the core's builder cuts
-// it (HCOMM_CHUNK_BYTES); one when the setting cannot be read.
-uint32_t pipeline_chunks(uint64_t bytes, size_t elem_size);
 
 // members - 1 ring steps of `messages` messages carrying `bytes` in all.
 double ring_level(int members, double messages, double bytes, double alpha, double per_byte);

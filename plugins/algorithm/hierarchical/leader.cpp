@@ -110,7 +110,7 @@ double tree_levels(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm,
   const std::optional<HostShape> shape = host_shape(*comm);
   if (!shape) return declined_cost();
   const uint64_t bytes = args->count * args->dtype_size;
-  const uint32_t chunks = pipeline_chunks(bytes, args->dtype_size);
+  const uint32_t chunks = pipeline_chunks(*comm, bytes, args->dtype_size);
   const double b = static_cast<double>(bytes);
   return tree_level(shape->max_local, b, chunks, comm->intra.alpha_us, per_byte(comm->intra, reduces)) +
          tree_level(shape->hosts, b, chunks, comm->inter.alpha_us, per_byte(comm->inter, reduces));
@@ -123,7 +123,7 @@ double allreduce_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* co
   const std::optional<HostShape> shape = host_shape(*comm);
   if (!shape) return declined_cost();
   const uint64_t bytes = args->count * args->dtype_size;
-  const uint32_t chunks = pipeline_chunks(bytes, args->dtype_size);
+  const uint32_t chunks = pipeline_chunks(*comm, bytes, args->dtype_size);
   const double b = static_cast<double>(bytes);
   const hcomm_link_model_t &in = comm->intra, &ex = comm->inter;
   const FoldedHypercube cube(shape->hosts, 0);

@@ -9,8 +9,8 @@
 //   reduce-scatter: the hosts' ring reduce-scatter of every block to its
 //     rail's member, the rails' ring reduce-scatter to the block's host,
 //     hand-over.
-#include "common/layout.hpp"
 #include "cost.hpp"
+#include "hcomm/plugin/layout.hpp"
 #include "hcomm/plugin/util.hpp"
 #include "hierarchical.hpp"
 #include "passes.hpp"
@@ -38,7 +38,7 @@ struct Rails {
 // The blocks of `rail` that the rails' ring moves, one item per block, owned
 // by its host; and every block as an item of the host ring, owned by its
 // rail's member.
-std::vector<Item> rail_items(const Rails& rails, const BlockLayout& blocks, std::vector<int>& ranks_of) {
+std::vector<Item> rail_items(const Rails& rails, const plugin::BlockLayout& blocks, std::vector<int>& ranks_of) {
   std::vector<Item> items;
   for (int k = 0; k < rails.hosts.count(); ++k)
     for (int r : rails.hosts.ranks(k))
@@ -48,7 +48,7 @@ std::vector<Item> rail_items(const Rails& rails, const BlockLayout& blocks, std:
       }
   return items;
 }
-std::vector<Item> host_items(const Rails& rails, const BlockLayout& blocks, int nranks) {
+std::vector<Item> host_items(const Rails& rails, const plugin::BlockLayout& blocks, int nranks) {
   std::vector<Item> items;
   for (int r = 0; r < nranks; ++r)
     items.push_back({.owner = rails.rail_of(r), .id = static_cast<uint32_t>(r), .bytes = blocks.bytes(r)});
@@ -62,7 +62,7 @@ void build_allgather(const HierCall& h, ScheduleWriter& out) {
   const Call& call = h.call;
   const size_t es = call.args.dtype_size;
   const int n = call.nranks;
-  const BlockLayout blocks = BlockLayout::recv(call.args, n);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, n);
   const Rails rails(h.hosts, call.rank);
   auto recv_at = [&](int r) { return at(HCOMM_BUF_RECV, blocks.offset(r)); };
   std::vector<Placed> where(static_cast<size_t>(n));
@@ -127,7 +127,7 @@ void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
   const Call& call = h.call;
   const size_t es = call.args.dtype_size;
   const int n = call.nranks;
-  const BlockLayout blocks = BlockLayout::send(call.args, n);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, n);
   const Rails rails(h.hosts, call.rank);
   uint64_t slots = 0;
   auto partial_or_mine = [&](int r, bool result) {
@@ -197,7 +197,8 @@ void build_reduce_scatter_v(const HierCall& h, ScheduleWriter& out) {
 double rails_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm, bool reduces) {
   const std::optional<HostShape> shape = host_shape(*comm);
   if (!shape) return declined_cost();
-  const BlockLayout blocks = reduces ? BlockLayout::send(*args, comm->nranks) : BlockLayout::recv(*args, comm->nranks);
+  const plugin::BlockLayout blocks =
+      reduces ? plugin::BlockLayout::send(*args, comm->nranks) : plugin::BlockLayout::recv(*args, comm->nranks);
   const double total = static_cast<double>(blocks.total_bytes()), rails = shape->min_local;
   const double per_rail = (shape->max_local + shape->min_local - 1) / shape->min_local;  // ceil(Lmax/P)
   const hcomm_link_model_t &in = comm->intra, &ex = comm->inter;

@@ -114,7 +114,7 @@ double hier_ring_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* co
   const std::optional<HostShape> shape = host_shape(*comm);
   if (!shape) return declined_cost();
   const uint64_t bytes = args->count * args->dtype_size;
-  const uint32_t nsegments = segments_for(pipeline_chunks(bytes, args->dtype_size));
+  const uint32_t nsegments = segments_for(pipeline_chunks(*comm, bytes, args->dtype_size));
   const double b = static_cast<double>(bytes) / nsegments, slice = b / shape->min_local;
   const hcomm_link_model_t &in = comm->intra, &ex = comm->inter;
   const double host_rs =

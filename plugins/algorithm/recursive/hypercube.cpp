@@ -15,7 +15,7 @@ Bounds element_bounds(const FoldedHypercube& cube, uint64_t count, size_t elem_s
   return bounds;
 }
 
-Bounds rank_bounds(const FoldedHypercube& cube, const BlockLayout& blocks, int nranks) {
+Bounds rank_bounds(const FoldedHypercube& cube, const plugin::BlockLayout& blocks, int nranks) {
   Bounds bounds;
   for (int v = 0; v < cube.size(); ++v) bounds.push_back(blocks.offset(cube.first_rank(v)));
   bounds.push_back(blocks.offset(nranks - 1) + blocks.bytes(nranks - 1));

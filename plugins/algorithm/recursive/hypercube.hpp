@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "common/call.hpp"
-#include "common/layout.hpp"
 #include "common/recursive_halving.hpp"
+#include "hcomm/plugin/layout.hpp"
 
 namespace hcomm::algo {
 
@@ -31,7 +31,7 @@ using Bounds = std::vector<uint64_t>;
 Bounds element_bounds(const FoldedHypercube& cube, uint64_t count, size_t elem_size);
 // The parts of a layout whose blocks lie packed in rank order (allgather,
 // reduce_scatter(_v)): virtual rank v stands for the blocks of its ranks.
-Bounds rank_bounds(const FoldedHypercube& cube, const BlockLayout& blocks, int nranks);
+Bounds rank_bounds(const FoldedHypercube& cube, const plugin::BlockLayout& blocks, int nranks);
 
 // A folded-out rank: sends `sent` bytes of SEND to its partner, then receives
 // `returned` bytes of the result into RECV. In place the result overwrites

@@ -21,13 +21,12 @@ void build_allreduce(const Call& call, ScheduleWriter& out) {
 
 // Blocks travel in RECV: a rank places its own block, a folded-in rank also
 // its partner's, then round k exchanges groups of 2^k virtual ranks' blocks.
-// Round 0 sends a rank's own block from SEND while the copy places it (2
-// ranks, 64-256 KiB over shm: sending it after the copy took 1.3-1.7x ring's
-// time, which sends and copies side by side).
+// Round 0 sends a rank's own block from SEND while the copy places it, as
+// ring does: sending it after the copy is slower.
 void build_allgather(const Call& call, ScheduleWriter& out) {
   if (call.bytes == 0) return;
   const FoldedHypercube cube(call.nranks, call.rank);
-  const BlockLayout blocks = BlockLayout::recv(call.args, call.nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, call.nranks);
   const uint64_t total = blocks.total_bytes();
   if (cube.folded_out()) return fold_out(call, out, cube, call.bytes, total);
   int32_t placed = -1;

@@ -6,14 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/layout.hpp"
+#include "common/schedule_writer.hpp"
 #include "hcomm/plugin/algorithm.h"
+#include "hcomm/plugin/layout.hpp"
 
 namespace hcomm::algo {
-
-// The chunks a transfer of `bytes` is cut into, as the core's builder cuts
-// it (HCOMM_CHUNK_BYTES); one when the setting cannot be read.
-uint32_t pipeline_chunks(uint64_t bytes, size_t elem_size);
 
 // A lone rank's schedule: one copy of `bytes`, none in place.
 double lone_rank_cost(const hcomm_coll_args_t& args, uint64_t bytes, const hcomm_link_model_t& link);
@@ -21,7 +18,7 @@ double lone_rank_cost(const hcomm_coll_args_t& args, uint64_t bytes, const hcomm
 // n - 1 steps around the ring, each block forwarded as it arrives: every
 // link carries every block but one, so the busiest carries all but the
 // smallest, at `per_byte` (beta, plus gamma where each hop reduces).
-double ring_pass_cost(const BlockLayout& blocks, int nranks, double alpha, double per_byte);
+double ring_pass_cost(const plugin::BlockLayout& blocks, int nranks, double alpha, double per_byte);
 
 // k chunks of bytes/k down a chain of n ranks: the last chunk leaves the
 // head after k chunk times and needs n - 2 more hops, (n + k - 2) chunk

@@ -1,7 +1,7 @@
 // Ring allgather and allgatherv: n - 1 steps around the ring, each block
 // forwarded chunk by chunk as it arrives, so that every link is busy at once.
-#include "common/layout.hpp"
 #include "cost.hpp"
+#include "hcomm/plugin/layout.hpp"
 #include "ring.hpp"
 #include "schedule.hpp"
 
@@ -17,7 +17,7 @@ namespace {
 void build_allgather(const Call& call, ScheduleWriter& out) {
   const int n = call.nranks;
   const size_t es = call.args.dtype_size;
-  const BlockLayout blocks = BlockLayout::recv(call.args, n);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, n);
   copy_unless_in_place(call, out, at(HCOMM_BUF_SEND, 0), at(HCOMM_BUF_RECV, blocks.offset(call.rank)),
                        blocks.bytes(call.rank));
   const RingPass pass = {
@@ -38,7 +38,7 @@ void build_allgatherv(const Call& call, ScheduleWriter& out) {
 
 // B is the whole output: (n-1)(alpha + beta B/n) for equal blocks.
 double allgather_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
-  const BlockLayout blocks = BlockLayout::recv(*args, comm->nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(*args, comm->nranks);
   if (comm->nranks <= 1) return lone_rank_cost(*args, blocks.total_bytes(), comm->link);
   return ring_pass_cost(blocks, comm->nranks, comm->link.alpha_us, comm->link.beta_us_per_byte);
 }

@@ -43,7 +43,7 @@ void build_chain_broadcast(const Call& call, ScheduleWriter& out) {
 double chain_broadcast_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
   const uint64_t bytes = args->count * args->dtype_size;
   if (comm->nranks <= 1) return lone_rank_cost(*args, bytes, comm->link);
-  return chain_cost(comm->nranks, bytes, pipeline_chunks(bytes, args->dtype_size), comm->link.alpha_us,
+  return chain_cost(comm->nranks, bytes, pipeline_chunks(*comm, bytes, args->dtype_size), comm->link.alpha_us,
                     comm->link.beta_us_per_byte);
 }
 

@@ -52,7 +52,7 @@ double chain_reduce_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t*
   const uint64_t bytes = args->count * args->dtype_size;
   const hcomm_link_model_t& link = comm->link;
   if (comm->nranks <= 1) return lone_rank_cost(*args, bytes, link);
-  return chain_cost(comm->nranks, bytes, pipeline_chunks(bytes, args->dtype_size), link.alpha_us,
+  return chain_cost(comm->nranks, bytes, pipeline_chunks(*comm, bytes, args->dtype_size), link.alpha_us,
                     link.beta_us_per_byte + link.gamma_us_per_byte);
 }
 

@@ -1,8 +1,8 @@
 // Ring reduce-scatter and reduce_scatter_v: n - 1 steps of receive-reduce
 // around the ring, each partial sum forwarded chunk by chunk as it is
 // reduced, so that every link and every rank's reductions work at once.
-#include "common/layout.hpp"
 #include "cost.hpp"
+#include "hcomm/plugin/layout.hpp"
 #include "ring.hpp"
 #include "schedule.hpp"
 
@@ -19,7 +19,7 @@ namespace {
 void build_reduce_scatter(const Call& call, ScheduleWriter& out) {
   const int n = call.nranks;
   const size_t es = call.args.dtype_size;
-  const BlockLayout blocks = BlockLayout::send(call.args, n);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, n);
   if (n == 1) {
     copy_unless_in_place(call, out, at(HCOMM_BUF_SEND, blocks.offset(0)), at(HCOMM_BUF_RECV, 0), blocks.bytes(0));
     return;
@@ -56,7 +56,7 @@ void build_reduce_scatter_v(const Call& call, ScheduleWriter& out) {
 
 // B is the whole input: (n-1)(alpha + (beta + gamma) B/n) for equal blocks.
 double reduce_scatter_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {
-  const BlockLayout blocks = BlockLayout::send(*args, comm->nranks);
+  const plugin::BlockLayout blocks = plugin::BlockLayout::send(*args, comm->nranks);
   const hcomm_link_model_t& link = comm->link;
   if (comm->nranks <= 1) return lone_rank_cost(*args, blocks.total_bytes(), link);
   return ring_pass_cost(blocks, comm->nranks, link.alpha_us, link.beta_us_per_byte + link.gamma_us_per_byte);

@@ -17,10 +17,9 @@ namespace hcomm::shm {
 
 // The copies of one net. The kernel copies with `rep movsb`, which AMD's CPUs
 // run several times slower when the destination lies a few bytes past the
-// source within a page (hcomm/plugin/copy.hpp: 1.4-1.7 GB/s instead of
-// 4-5 GB/s on AMD EPYC). Such copies go through a bounce buffer at the remote
-// side's offset within a page, in cache-sized pieces, and on from there with
-// a copy that keeps its speed (3.4-3.6 GB/s in all).
+// source within a page (hcomm/plugin/copy.hpp). Such copies go through a
+// bounce buffer at the remote side's offset within a page, in cache-sized
+// pieces, and on from there with a copy that keeps its speed.
 class CrossMemory {
  public:
   // `bounce`: bounce short distances (by default where this CPU copies them slowly).

@@ -18,9 +18,8 @@ namespace hcomm::shm {
 // The ring's pages mapped into this process ahead of the packets on the
 // first pass through it, kStep at a time (MADV_POPULATE_WRITE for the
 // producer, MADV_POPULATE_READ for the consumer), instead of a page fault
-// per 4 KiB on each side: 2 ranks, reduce-scatters of 2-8 KiB blocks, the
-// first 60 calls took 3.2-8.9 us against 1.4-3.3 once the ring had wrapped.
-// Only the part of the ring that traffic reaches is populated, as before.
+// per 4 KiB on each side, which slowed a new ring's first calls down until
+// it had wrapped. Only the part of the ring that traffic reaches is populated.
 class RingPages {
  public:
   RingPages(const std::byte* data, uint64_t capacity, bool writes)

@@ -21,7 +21,7 @@ namespace {
 plugin::Services g_services;
 
 // Typical numbers for two ranks of one host, well above TCP over loopback
-// (about 5 GB/s and 6 us): the topology prefers shm wherever it reaches.
+// (tcp/address.hpp): the topology prefers shm wherever it reaches.
 constexpr double kBandwidthGbps = 10.0;
 constexpr double kLatencyUs = 0.5;
 

@@ -33,14 +33,13 @@ struct LinkEstimate {
   double bandwidth_gbps;
   double latency_us;
 };
-// ucx_perftest tag_bw (1 MiB) / tag_lat (8 B) on a quiet development machine
-// (MACHINE-NOTES.md): shared memory 10 GB/s and 0.18 us, to which the
-// plugin's own matching and progress add; tcp on loopback 4.9 GB/s, 6 us.
-// The shared-memory figure equals the shm transport's estimate, so the core's
+// From ucx_perftest tag_bw (1 MiB) and tag_lat (8 B); the shared-memory
+// latency adds the plugin's own matching and progress to UCX's. The
+// shared-memory figure equals the shm transport's estimate, so the core's
 // tie-break (priority, below shm and tcp) keeps the native transports.
 constexpr LinkEstimate kSharedMemory{10.0, 0.5};
 constexpr LinkEstimate kTcpLoopback{4.9, 6.0};
-// Not measured here (no such network): a typical 100 Gb/s InfiniBand link,
+// Assumed, not measured: a typical 100 Gb/s InfiniBand link,
 // and a 10 GbE link as the tcp transport assumes.
 constexpr LinkEstimate kRdma{12.0, 2.0};
 constexpr LinkEstimate kTcpNetwork{1.25, 20.0};
