@@ -27,4 +27,8 @@ export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:detect_stack_use_after_retur
 # Every finding fails its test: the build recovers from UB by default.
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+# UCX's memory hooks (libucm) patch madvise, which glibc calls on a thread's
+# stack as the thread exits, after ThreadSanitizer let go of it: a crash in
+# every process that loads UCX (the ucx transport, Open MPI's mpirun).
+export UCX_MEM_MMAP_HOOK_MODE=none
 ctest --output-on-failure --timeout 1800 "$@"
