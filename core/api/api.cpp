@@ -2,6 +2,7 @@
 // requests and the choice of algorithm. Exceptions never cross this boundary.
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/api/checks.hpp"
@@ -37,6 +38,14 @@ void check_coll(const char* fn, hcomm_coll_t coll) {
                   fn, static_cast<int>(coll));
 }
 
+// The C handle of a communicator; NULL for none (a split's HCOMM_SPLIT_NOCOLOR).
+hcomm_comm_t handle_of(std::unique_ptr<comm::Communicator> impl) {
+  if (!impl) return nullptr;
+  auto handle = std::make_unique<hcomm_comm>();
+  handle->impl = std::move(impl);
+  return handle.release();
+}
+
 hcomm_result_t init_rank(const char* fn, hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks, int rank,
                          const hcomm_config_t* config) {
   return c_boundary([&] {
@@ -46,10 +55,8 @@ hcomm_result_t init_rank(const char* fn, hcomm_comm_t* comm, const hcomm_unique_
     HCOMM_ARG_CHECK(nranks >= 1, "%s: nranks is %d, must be at least 1", fn, nranks);
     HCOMM_ARG_CHECK(rank >= 0 && rank < nranks, "%s: rank %d is outside 0..%d", fn, rank, nranks - 1);
     prepare_process();
-    const comm::Config resolved = comm::Config::resolve(config);
-    auto c = std::make_unique<hcomm_comm>();
-    c->impl = std::make_unique<comm::Communicator>(bootstrap::Bootstrap::from_unique_id(*id, nranks, rank), resolved);
-    *comm = c.release();
+    *comm = handle_of(std::make_unique<comm::Communicator>(bootstrap::Bootstrap::from_unique_id(*id, nranks, rank),
+                                                           comm::Config::resolve(config)));
     return HCOMM_SUCCESS;
   });
 }
@@ -59,10 +66,23 @@ hcomm_result_t init_env(const char* fn, hcomm_comm_t* comm, const hcomm_config_t
     HCOMM_ARG_CHECK(comm, "%s: comm is NULL", fn);
     *comm = nullptr;
     prepare_process();
-    const comm::Config resolved = comm::Config::resolve(config);
-    auto c = std::make_unique<hcomm_comm>();
-    c->impl = std::make_unique<comm::Communicator>(bootstrap::Bootstrap::from_env(), resolved);
-    *comm = c.release();
+    *comm = handle_of(
+        std::make_unique<comm::Communicator>(bootstrap::Bootstrap::from_env(), comm::Config::resolve(config)));
+    return HCOMM_SUCCESS;
+  });
+}
+
+// hcomm_comm_split, and hcomm_comm_dup as a split into one colour keyed by
+// rank (key nullopt); config NULL keeps comm's settings.
+hcomm_result_t split(const char* fn, hcomm_comm_t comm, int color, std::optional<int> key, const hcomm_config_t* config,
+                     hcomm_comm_t* newcomm) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(newcomm, "%s: newcomm is NULL", fn);
+    *newcomm = nullptr;
+    comm::Communicator& c = checked_comm(fn, comm);
+    HCOMM_ARG_CHECK(color >= 0 || color == HCOMM_SPLIT_NOCOLOR,
+                    "%s: color is %d; pass a color of 0 or more, or HCOMM_SPLIT_NOCOLOR (-1)", fn, color);
+    *newcomm = handle_of(c.split(color, key.value_or(c.rank()), config ? comm::Config::resolve(config) : c.config()));
     return HCOMM_SUCCESS;
   });
 }
@@ -135,32 +155,11 @@ HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hc
 
 HCOMM_API hcomm_result_t hcomm_comm_split(hcomm_comm_t comm, int color, int key, const hcomm_config_t* config,
                                           hcomm_comm_t* newcomm) {
-  return c_boundary([&] {
-    HCOMM_ARG_CHECK(newcomm, "hcomm_comm_split: newcomm is NULL");
-    *newcomm = nullptr;
-    comm::Communicator& c = checked_comm("hcomm_comm_split", comm);
-    HCOMM_ARG_CHECK(color >= 0 || color == HCOMM_SPLIT_NOCOLOR,
-                    "hcomm_comm_split: color is %d; pass a color of 0 or more, or HCOMM_SPLIT_NOCOLOR (-1)", color);
-    const comm::Config resolved = config ? comm::Config::resolve(config) : c.config();
-    auto split = c.split(color, key, resolved);
-    if (!split) return HCOMM_SUCCESS;
-    auto handle = std::make_unique<hcomm_comm>();
-    handle->impl = std::move(split);
-    *newcomm = handle.release();
-    return HCOMM_SUCCESS;
-  });
+  return split("hcomm_comm_split", comm, color, key, config, newcomm);
 }
 
 HCOMM_API hcomm_result_t hcomm_comm_dup(hcomm_comm_t comm, hcomm_comm_t* newcomm) {
-  return c_boundary([&] {
-    HCOMM_ARG_CHECK(newcomm, "hcomm_comm_dup: newcomm is NULL");
-    *newcomm = nullptr;
-    comm::Communicator& c = checked_comm("hcomm_comm_dup", comm);
-    auto handle = std::make_unique<hcomm_comm>();
-    handle->impl = c.split(0, c.rank(), c.config());
-    *newcomm = handle.release();
-    return HCOMM_SUCCESS;
-  });
+  return split("hcomm_comm_dup", comm, 0, std::nullopt, nullptr, newcomm);
 }
 
 HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm) {
