@@ -9,32 +9,9 @@ set -euo pipefail
 build=$1
 source=$2
 generator=${3:-}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# Loopback only, as every test of the project.
-export HCOMM_BOOTSTRAP_ADDR=127.0.0.1 HCOMM_TCP_IF_ADDR=127.0.0.1 HCOMM_TIMEOUT=60
-unset HCOMM_PLUGIN_PATH HCOMM_TRANSPORTS HCOMM_TUNE
-
-prefix=$work/hcomm
-cmake --install "$build" --prefix "$prefix" > /dev/null || fail "cmake --install $build failed (build its default target first)"
-plugin_dir=$(dirname "$(find "$prefix" -name 'libhcomm_algorithm_ring.so' | head -n1)")
-
-echo "== build the example against $prefix"
-example=$work/example
-cmake -S "$source/examples/algorithm-plugin" -B "$example" ${generator:+-G "$generator"} \
-  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" > "$work/configure.log" ||
-  { cat "$work/configure.log"; fail "configuring the example against the installed HComm"; }
-cmake --build "$example" > "$work/build.log" || { cat "$work/build.log"; fail "building the example"; }
-plugin=$example/libhcomm_algorithm_naive.so
-[ -f "$plugin" ] || fail "the build made no $plugin"
-# A plugin never links libhcomm: it is loaded into it.
-if readelf -d "$plugin" | grep -q 'NEEDED.*libhcomm'; then fail "$plugin links libhcomm"; fi
+# shellcheck source=example_plugin.sh
+source "$(dirname "${BASH_SOURCE[0]}")/example_plugin.sh"
+build_example algorithm-plugin libhcomm_algorithm_naive.so -DCMAKE_C_FLAGS="-Wall -Wextra -Werror"
 
 echo "== hcomm-info finds it through HCOMM_PLUGIN_PATH"
 info=$(HCOMM_PLUGIN_PATH=$example "$prefix/bin/hcomm-info")
