@@ -8,17 +8,10 @@ INFO=$1
 VERSION=$2
 FIXTURES=$3
 CASE=$4
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=case_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/case_common.sh"
 # The settings this test sets, and nothing else of the caller's HCOMM_*.
 while read -r name; do unset "$name"; done < <(env | sed -n 's/^\(HCOMM_[A-Za-z0-9_]*\)=.*/\1/p')
-
-fail() {
-  echo "FAIL [$CASE]: $*" >&2
-  echo "--- stdout" >&2; cat "$WORK/out" >&2 2>/dev/null
-  echo "--- stderr" >&2; cat "$WORK/err" >&2 2>/dev/null
-  exit 1
-}
 
 # info [VAR=value...] -- [hcomm-info arguments...]: sets RC.
 info() {
@@ -29,9 +22,6 @@ info() {
   RC=$?
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
-expect_out() { grep -qxF -- "$1" "$WORK/out" || fail "no line '$1' on stdout"; }
-expect_err() { grep -qF -- "$1" "$WORK/err" || fail "stderr lacks '$1'"; }
 
 case_version() {
   info -- --version

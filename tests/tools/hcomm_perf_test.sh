@@ -8,15 +8,8 @@ set -u
 RUN=$1
 PERF=$2
 CASE=$3
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-
-fail() {
-  echo "FAIL [$CASE]: $*" >&2
-  echo "--- stdout" >&2; cat "$WORK/out" >&2 2>/dev/null
-  echo "--- stderr" >&2; cat "$WORK/err" >&2 2>/dev/null
-  exit 1
-}
+# shellcheck source=case_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/case_common.sh"
 
 # perf <ranks> <hcomm-perf arguments...>: sets RC.
 perf() {
@@ -26,7 +19,6 @@ perf() {
   RC=$?
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
 
 # The table's data rows (not comments); the #wrong column is the one before
 # the algorithm's name.

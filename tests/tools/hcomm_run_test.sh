@@ -9,16 +9,10 @@ set -u
 
 RUN=$1
 CASE=$2
-WORK=$(mktemp -d)
+# shellcheck source=case_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/case_common.sh"
 DECOY=""  # a shared-memory file of the test's own, removed however the test ends
 trap 'rm -rf "$WORK" $DECOY' EXIT
-
-fail() {
-  echo "FAIL [$CASE]: $*" >&2
-  echo "--- stdout" >&2; cat "$WORK/out" >&2 2>/dev/null
-  echo "--- stderr" >&2; cat "$WORK/err" >&2 2>/dev/null
-  exit 1
-}
 
 # Runs hcomm-run with the given arguments; sets RC and ELAPSED_MS.
 launch() {
@@ -30,10 +24,8 @@ launch() {
   ELAPSED_MS=$(((end - start) / 1000000))
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
 expect_faster_than() { [ "$ELAPSED_MS" -lt "$1" ] || fail "took $ELAPSED_MS ms, expected under $1 ms"; }
 expect_stderr_line() { grep -qxF -- "$1" "$WORK/err" || fail "stderr lacks the line: $1"; }
-expect_stderr_has() { grep -qF -- "$1" "$WORK/err" || fail "stderr lacks: $1"; }
 
 # A process counts as alive unless it is gone or a zombie.
 alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z ' "/proc/$1/stat" 2>/dev/null; }
@@ -154,8 +146,8 @@ case_first_failure() {
 case_timeout() {
   launch --timeout 1 -n 2 sh -c 'echo $$ > "$0/rank.$HCOMM_RANK"; exec sleep 60' "$WORK"
   expect_rc 124
-  expect_stderr_has "hcomm-run: timeout"
-  expect_stderr_has "--timeout"
+  expect_err "hcomm-run: timeout"
+  expect_err "--timeout"
   [ "$ELAPSED_MS" -ge 1000 ] || fail "stopped after $ELAPSED_MS ms, before the 1 s timeout"
   expect_faster_than 8000
   expect_all_dead "$WORK"/rank.*
@@ -224,7 +216,7 @@ case_interrupt() {
   wait "$launcher"
   RC=$?
   expect_rc 130
-  expect_stderr_has "killed by signal 2 (Interrupt)"
+  expect_err "killed by signal 2 (Interrupt)"
   expect_all_dead "$WORK"/rank.*
 }
 
@@ -284,8 +276,8 @@ case_bad_arguments() {
     # shellcheck disable=SC2086
     launch $args
     [ "$RC" -eq 2 ] || fail "'hcomm-run $args' exited with $RC, expected 2"
-    expect_stderr_has "$want"
-    expect_stderr_has "usage: hcomm-run"
+    expect_err "$want"
+    expect_err "usage: hcomm-run"
   done
   # Found and executable, but the kernel will not run it.
   launch -n 2 "$WORK/bad-format"

@@ -7,15 +7,8 @@ set -u
 RUN=$1
 TOPO=$2
 CASE=$3
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-
-fail() {
-  echo "FAIL [$CASE]: $*" >&2
-  echo "--- stdout" >&2; cat "$WORK/out" >&2 2>/dev/null
-  echo "--- stderr" >&2; cat "$WORK/err" >&2 2>/dev/null
-  exit 1
-}
+# shellcheck source=case_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/case_common.sh"
 
 # topo <ranks> <hcomm-topo arguments...>: sets RC.
 topo() {
@@ -25,8 +18,6 @@ topo() {
   RC=$?
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
-expect_out() { grep -qxF -- "$1" "$WORK/out" || fail "stdout lacks the line: $1"; }
 
 # The rows of a table: the lines after its title up to the next blank line,
 # without the header, squeezed to single spaces.
