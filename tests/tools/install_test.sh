@@ -71,7 +71,7 @@ done
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 # shellcheck disable=SC2046
-g++ -std=c++20 "$prefix/app/app.cpp" $(pkg-config --cflags --libs hcomm) -Wl,-rpath,"$libdir" -o "$prefix/app/app-pc"
+g++ -std=c++20 ${CXXFLAGS:-} "$prefix/app/app.cpp" $(pkg-config --cflags --libs hcomm) ${LDFLAGS:-} -Wl,-rpath,"$libdir" -o "$prefix/app/app-pc"
 "$prefix/bin/hcomm-run" -n 2 "$prefix/app/app-pc"
 
 info=$("$prefix/bin/hcomm-info")
@@ -94,7 +94,7 @@ fi
 
 echo "== examples/ on its own against the installed HComm"
 cmake -S "$source/examples" -B "$prefix/examples" ${generator:+-G "$generator"} -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" > "$prefix/examples.log" 2>&1 &&
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror ${CFLAGS:-}" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror ${CXXFLAGS:-}" > "$prefix/examples.log" 2>&1 &&
   cmake --build "$prefix/examples" >> "$prefix/examples.log" 2>&1 ||
   { cat "$prefix/examples.log"; fail "building examples/ against the installed HComm"; }
 for example in allreduce allreduce_cxx; do
