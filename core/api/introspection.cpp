@@ -135,4 +135,22 @@ HCOMM_API hcomm_result_t hcomm_setting_check(int index) {
   });
 }
 
+HCOMM_API int hcomm_setting_known(const char* name, const char** nearest) {
+  try {
+    if (nearest) *nearest = nullptr;
+    if (!name) {
+      set_last_error("hcomm_setting_known: name is NULL");
+      return -1;
+    }
+    plugin::load_all();  // plugins declare their settings when loaded
+    if (settings::known(name)) return 1;
+    const std::string near = settings::nearest(name);
+    if (nearest && !near.empty()) *nearest = keep(near);
+    return 0;
+  } catch (const std::exception& e) {
+    set_last_error(e.what());
+    return -1;
+  }
+}
+
 }  // extern "C"

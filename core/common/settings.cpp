@@ -263,17 +263,10 @@ void validate_where(const std::function<bool(const std::string&)>& wanted) {
     size_t eq = entry.find('=');
     std::string name = entry.substr(0, eq), value = eq == std::string::npos ? "" : entry.substr(eq + 1);
     if (!wanted(name)) continue;
-    if (const Decl* decl = lookup(name)) {
+    if (const Decl* decl = lookup(name))
       check(*decl, value, name);
-      continue;
-    }
-    bool dormant = false;
-    {
-      Registry& r = registry();
-      std::lock_guard<std::mutex> lock(r.mutex);
-      for (const std::string& prefix : r.dormant) dormant |= name.rfind(prefix, 0) == 0;
-    }
-    if (!dormant) warn_unknown(name);
+    else if (!known(name))
+      warn_unknown(name);
   }
 }
 
@@ -295,6 +288,15 @@ void declare(const Decl& decl) {
   for (const Decl& d : r.decls)
     if (d.name == decl.name) return;
   r.decls.push_back(decl);
+}
+
+bool known(const std::string& name) {
+  if (lookup(name)) return true;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const std::string& prefix : r.dormant)
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
 }
 
 void declare_dormant(const std::string& plugin_name) {

@@ -41,6 +41,10 @@ void declare(const Decl& decl);  // plugins' settings, at load
 // called unknown until it declares them.
 void declare_dormant(const std::string& plugin_name);
 
+// Declared, or under the prefix of a plugin found but not loaded: a name
+// communicators do not call unknown.
+bool known(const std::string& name);
+
 // The raw value (environment, else default); the name must be declared.
 std::string raw(const char* name);
 // Each reads the value and checks it as check() does.

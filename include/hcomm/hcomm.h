@@ -281,6 +281,12 @@ HCOMM_API const char* hcomm_setting_accepted(int index);
  * value and what it accepts (HCOMM_ERR_INVALID_ARGUMENT for an index out of
  * range). */
 HCOMM_API hcomm_result_t hcomm_setting_check(int index);
+/* Whether `name` is a setting HComm knows (declared by the core or a plugin,
+ * or under the HCOMM_<PLUGIN>_ prefix of a plugin found but not loaded):
+ * 1 if so; 0 if communicators ignore it (with a warning), and then
+ * *nearest, when nearest is not NULL, is the declared name nearest to it (a
+ * likely misspelling) or NULL; -1 if name is NULL. */
+HCOMM_API int hcomm_setting_known(const char* name, const char** nearest);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # hcomm-info as a user and a script run it: --version, --parsable, the check
-# of the HCOMM_* settings that are set, and a bad command line. One case per call:
+# of the HCOMM_* settings that are set, unknown HCOMM_* names, and a bad
+# command line. One case per call:
 #   hcomm_info_test.sh <hcomm-info> <project version> <folder of broken plugins> <case>
 set -u
 
@@ -86,6 +87,17 @@ case_bad_setting() {
   info HCOMM_TIMEOUT=5 HCOMM_DEBUG=warn HCOMM_TCP_NSOCKS=4 -- --parsable
   expect_rc 0
   [ ! -s "$WORK/err" ] || fail "good settings drew a message"
+}
+
+case_unknown_setting() {
+  info HCOMM_TIMOUT=5 HCOMM_FROBNICATE=1 HCOMM_TCP_NSOCKS=4 -- --parsable
+  expect_rc 0
+  expect_err "hcomm-info: unknown setting HCOMM_TIMOUT (communicators ignore it): did you mean HCOMM_TIMEOUT?"
+  expect_err "hcomm-info: unknown setting HCOMM_FROBNICATE (communicators ignore it)"
+  ! grep -q "HCOMM_FROBNICATE.*did you mean" "$WORK/err" || fail "a name far from every setting got a suggestion"
+  ! grep -q "HCOMM_TCP_NSOCKS" "$WORK/err" || fail "a plugin's setting was called unknown"
+  expect_out "setting:HCOMM_TIMOUT:unknown:HCOMM_TIMEOUT"
+  expect_out "setting:HCOMM_FROBNICATE:unknown:"
 }
 
 case_bad_arguments() {

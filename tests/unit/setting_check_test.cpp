@@ -1,5 +1,6 @@
-// hcomm_setting_check: the C API checks a setting's value from the
-// environment as communicator creation does (what hcomm-info reports).
+// hcomm_setting_check and hcomm_setting_known: the C API checks a setting's
+// value from the environment as communicator creation does, and tells a
+// known name from one communicators ignore (what hcomm-info reports).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -40,6 +41,21 @@ TEST(SettingCheck, IndexOutOfRangeIsAnError) {
   EXPECT_EQ(hcomm_setting_check(-1), HCOMM_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(hcomm_setting_check(hcomm_setting_count()), HCOMM_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(hcomm_get_last_error()).find("hcomm_setting_check: index"), std::string::npos)
+      << hcomm_get_last_error();
+}
+
+TEST(SettingKnown, DeclaredNamesAreKnownAMisspellingGetsTheNearestName) {
+  const char* nearest = "unchanged";
+  EXPECT_EQ(hcomm_setting_known("HCOMM_TIMEOUT", &nearest), 1);
+  EXPECT_EQ(nearest, nullptr);
+  EXPECT_EQ(hcomm_setting_known("HCOMM_TCP_NSOCKS", nullptr), 1);  // a plugin's
+  ASSERT_EQ(hcomm_setting_known("HCOMM_TIMOUT", &nearest), 0);
+  ASSERT_NE(nearest, nullptr);
+  EXPECT_STREQ(nearest, "HCOMM_TIMEOUT");
+  EXPECT_EQ(hcomm_setting_known("HCOMM_FROBNICATE_EVERYTHING", &nearest), 0);
+  EXPECT_EQ(nearest, nullptr);
+  EXPECT_EQ(hcomm_setting_known(nullptr, &nearest), -1);
+  EXPECT_NE(std::string(hcomm_get_last_error()).find("hcomm_setting_known: name is NULL"), std::string::npos)
       << hcomm_get_last_error();
 }
 

@@ -2,10 +2,12 @@
 // status or error) and every setting with its default, value, doc and the
 // values it accepts, for people or (--parsable) for scripts. It checks every
 // HCOMM_* setting that is set as communicator creation would, reports each
-// bad one and then exits 1.
+// bad one and then exits 1; HCOMM_* names it does not know (communicators
+// ignore them) it reports with the nearest known name, a likely misspelling.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <unistd.h>
 
 #include "hcomm/hcomm.h"
 #include "hcomm/plugin/plugin.h"
@@ -114,6 +116,24 @@ int check_settings(bool as_parsable) {
   return bad;
 }
 
+// Reports the HCOMM_* variables of the environment that name no setting
+// (and, for scripts, setting:NAME:unknown with the nearest known name).
+void report_unknown(bool as_parsable) {
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("HCOMM_", 0) != 0) continue;
+    const std::string name = entry.substr(0, entry.find('='));
+    const char* nearest = nullptr;
+    if (hcomm_setting_known(name.c_str(), &nearest) != 0) continue;
+    if (nearest)
+      std::fprintf(stderr, "hcomm-info: unknown setting %s (communicators ignore it): did you mean %s?\n",
+                   name.c_str(), nearest);
+    else
+      std::fprintf(stderr, "hcomm-info: unknown setting %s (communicators ignore it)\n", name.c_str());
+    if (as_parsable) parsable("setting:" + name + ":unknown", nearest ? nearest : "");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +158,7 @@ int main(int argc, char** argv) {
     print_plugins();
     print_settings();
   }
+  report_unknown(as_parsable);
   std::fflush(stdout);
   return check_settings(as_parsable) ? 1 : 0;
 }
