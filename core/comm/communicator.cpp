@@ -24,27 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Wait policy: a blocking wake-up across cores costs tens of microseconds,
-// so an idle rank spins first, then yields the core (other ranks may need it
-// when they outnumber the cores), and only then sleeps in the transports.
-// When this host's ranks outnumber its cores, or a mapped peer this rank
-// waits for last waited on its own CPU (the scheduler put them together, the
-// other CPUs being busy), a spinning rank steals the core of the rank it
-// waits for (which it woke, but which need not preempt it), so it yields at
-// once, and sleeps after kSharedYieldFor (a wake-up on a shared core is
-// cheap; a yield may leave the CPU to this rank until the next tick). On a
-// shared CPU it also sleeps at once in the first of every kSharedProbeEvery
-// idle spells in a row: waking, it is placed on an idle CPU if there is one.
-constexpr auto kSpinFor = std::chrono::microseconds(50);
-constexpr auto kYieldFor = std::chrono::microseconds(2000);
-constexpr auto kSharedYieldFor = std::chrono::microseconds(20);
-constexpr int64_t kSleepUs = 1000;
-constexpr uint64_t kSharedProbeEvery = 256;
-// While spinning, a mapped call's flag is looked at this many times between
-// rounds of the progress loop.
-constexpr int kFlagLooks = 64;
-constexpr int kMaxFlagSpins = 1000;
-
 // More ranks on this host (of this communicator, or of the job as the
 // launcher tells it) than CPUs this rank may run on.
 bool host_oversubscribed(int ranks_here, const bootstrap::Locality& job) {
@@ -96,6 +75,7 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
   const std::array<uint8_t, 16> key = bootstrap_->derive_key(nonces.data(), nonce.size());
 
   links_ = std::make_unique<links::Links>(*bootstrap_, key, topology_, config_.transports, config_.timeout_s);
+  idle_wait_ = std::make_unique<exec::IdleWait>(*links_, oversubscribed_);
   log_topology();
   std::vector<hcomm_link_score_t> scores(size_);
   for (int p = 0; p < size_; ++p)
@@ -353,16 +333,11 @@ void Communicator::wait(exec::Operation* op) {
   const log::RankScope scope(rank_);
   check_usable();
   try {
-    // The clock is read only once the operation stops moving: a call whose
-    // steps keep completing never reads it.
     uint64_t events = 0;
-    bool idle_since_known = false;
     bool stall_reported = false;
-    bool cpu_shared = false;  // a mapped peer last waited on this rank's CPU
-    int flag_spins = 0;
-    Clock::time_point last_event, next_peer_check = Clock::time_point::max();
+    Clock::time_point next_peer_check = Clock::time_point::max();
     const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
-    exec::MappedIO* mapped = oversubscribed_ ? nullptr : links_->mapped();
+    idle_wait_->start();
     while (!op->done()) {
       progress_all();
       if (op->done()) break;
@@ -370,8 +345,7 @@ void Communicator::wait(exec::Operation* op) {
       for (const Running& r : running_) now_events += r.op->events();
       if (now_events != events) {
         events = now_events;
-        idle_since_known = false;
-        flag_spins = 0;
+        idle_wait_->moved();
         if (stall_reported) {
           bootstrap_->report_stall({}, 0);  // it moves again
           stall_reported = false;
@@ -379,31 +353,10 @@ void Communicator::wait(exec::Operation* op) {
         continue;
       }
       check_arguments(false);
-      // A raised flag makes a step complete on the next round; the bound
-      // keeps the deadline in force should it not.
-      if (mapped && flag_spins < kMaxFlagSpins && mapped->spin(kFlagLooks)) {
-        ++flag_spins;
-        continue;
-      }
-      auto now = Clock::now();
-      if (!idle_since_known) {
-        idle_since_known = true;
-        last_event = now;
-        cpu_shared = mapped && mapped->shares_cpu();
-        shared_idles_ = cpu_shared ? shared_idles_ + 1 : 0;
-        if (next_peer_check == Clock::time_point::max()) next_peer_check = now + kPeerCheckInterval;
-        continue;
-      }
-      auto idle = now - last_event;
-      const bool shared = oversubscribed_ || cpu_shared;
-      if (idle < (shared ? Clock::duration::zero() : Clock::duration(kSpinFor))) continue;
-      const bool probe = cpu_shared && (shared_idles_ - 1) % kSharedProbeEvery == 0;
-      if (!probe && idle < (shared ? Clock::duration(kSharedYieldFor) : Clock::duration(kYieldFor))) {
-        sched_yield();
-      } else {
-        links_->wait(kSleepUs);
-        now = Clock::now();
-      }
+      const std::optional<Clock::time_point> idle_now = idle_wait_->round();
+      if (!idle_now) continue;
+      const Clock::time_point now = *idle_now, last_event = idle_wait_->idle_since();
+      if (next_peer_check == Clock::time_point::max()) next_peer_check = last_event + kPeerCheckInterval;
       if (now >= next_peer_check) {
         try {
           links_->check_peers();

@@ -19,6 +19,7 @@
 #include "core/comm/config.hpp"
 #include "core/comm/schedule_cache.hpp"
 #include "core/common/error.hpp"
+#include "core/exec/idle_wait.hpp"
 #include "core/exec/operation.hpp"
 #include "core/exec/scratch_pool.hpp"
 #include "core/links/links.hpp"
@@ -54,8 +55,8 @@ class Communicator {
   exec::Operation* recv(const hcomm_coll_args_t& args, void* buf, int tag);
   // True once `op` is done; it is then released. Throws if it failed.
   bool test(exec::Operation* op);
-  // Blocks until `op` is done (spin, then yield, then sleep in the transports),
-  // failing at HCOMM_TIMEOUT without progress or when a peer dies.
+  // Blocks until `op` is done (idling as exec::IdleWait says), failing at
+  // HCOMM_TIMEOUT without progress or when a peer dies.
   void wait(exec::Operation* op);
 
   // The communicator of the ranks that pass `color`, ranked by `key`, then
@@ -125,7 +126,7 @@ class Communicator {
   std::list<Running> idle_;
   uint32_t seq_ = 0;
   bool oversubscribed_;  // this host's ranks outnumber its cores
-  uint64_t shared_idles_ = 0;  // idle spells in a row that began with a mapped peer on this rank's CPU
+  std::unique_ptr<exec::IdleWait> idle_wait_;  // how wait() passes the time while nothing moves
   std::string broken_;  // set by the first failure: the communicator is then unusable
 };
 

@@ -1,6 +1,7 @@
 // What the executor needs from the communication layer: tagged messages to
-// peers by rank, and mapped memory where the ranks share it. The communicator
-// implements it over transport endpoints; tests implement it in memory.
+// peers by rank, and mapped memory where the ranks share it. The links layer
+// (core/links) implements it over transport endpoints; tests implement it in
+// memory.
 #pragma once
 
 #include <cstddef>
