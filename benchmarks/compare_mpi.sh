@@ -74,7 +74,7 @@ perf_args=(--buffers "$perf_buffers" -r "$coll_root")
 cflags=(-std=c11 -O2 -Wall -Wextra)
 mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
 mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
-cc "${cflags[@]}" -DBENCH_HCOMM -I"$root/include" -o "$work/bench.hcomm" "$bench" -L"$build/lib" -lhcomm \
+cc "${cflags[@]}" -DBENCH_HCOMM -I"$root/include" -I"$build/include" -o "$work/bench.hcomm" "$bench" -L"$build/lib" -lhcomm \
   -Wl,-rpath,"$build/lib"
 
 # Open MPI refuses root unless told, and ranks bound to cores would differ from the others' placement.
