@@ -26,8 +26,26 @@
 # reduce_scatter (MPI_Reduce_scatter_block), allgather, alltoall, broadcast,
 # reduce, gather, scatter; sizes as hcomm-perf counts them: each rank's block
 # where the collective has one per rank), ROOT (0: the rooted collectives'
-# root), NRANKS (2). Run it on a quiet machine: small sizes are sensitive to
-# load.
+# root), NRANKS (2), JSON (unset: none; a path: also write the table there
+# as JSON, below), CFLAGS and LDFLAGS (added to the HComm build of the
+# benchmark; a sanitized libhcomm needs the sanitizer's flags there). Run it
+# on a quiet machine: small sizes are sensitive to load.
+#
+# JSON=PATH writes one object (benchmarks/plot.py plots it):
+#   {"schema": "hcomm-compare-mpi/1",
+#    "command": the command line, with the settings above that were set,
+#    "date": "2026-12-07T10:00Z" (UTC),
+#    "commit": `git describe --always --dirty` of the build's source tree
+#              (CMakeCache.txt's HComm_SOURCE_DIR), or null,
+#    "machine": {"cores": 2, "cpu": "...", "kernel": "...", "load_average": [1.0, 1.1, 1.2]},
+#    "libraries": {"openmpi": "mpirun.openmpi (OpenRTE) 4.1.4", "mpich": "MPICH 4.0.2"},
+#    "settings": {"collective", "ranks", "root", "inputs", "buffers", "warmup", "iters", "rounds", "max_bytes"},
+#    "rows": [{"collective": "allreduce", "ranks": 2, "inputs": "reused", "buffers": "malloc",
+#              "size_bytes": 8, "hcomm_us": 0.44, "openmpi_us": 0.68, "mpich_us": 1.31,
+#              "hcomm_over_faster_mpi": 0.65, "hcomm_perf_mean_us": 0.55, "wrong": 0,
+#              "algorithm": "one_shot"}, ...]}
+# Times are the markdown table's (the best round's median, us); "wrong" and
+# "algorithm" are hcomm-perf's, null where it printed none.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -41,6 +59,7 @@ buffers=${BUFFERS:-malloc}
 coll=${COLL:-allreduce}
 nranks=${NRANKS:-2}
 coll_root=${ROOT:-0}
+json=${JSON:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -64,6 +83,12 @@ case $coll in
 esac
 [[ $coll_root =~ ^[0-9]+$ ]] && ((coll_root < nranks)) ||
   { echo "compare_mpi.sh: ROOT=$coll_root: expected a rank from 0 to $((nranks - 1))" >&2; exit 2; }
+if [[ -n $json ]]; then
+  [[ ! -d $json ]] || { echo "compare_mpi.sh: JSON=$json is a folder: give a file's path" >&2; exit 2; }
+  json_dir=$(dirname "$json")
+  [[ -d $json_dir && -w $json_dir ]] ||
+    { echo "compare_mpi.sh: JSON=$json: cannot write into $json_dir (missing or not writable)" >&2; exit 2; }
+fi
 case $buffers in
   malloc) perf_buffers=malloc ;;
   alloc_mem) perf_buffers=alloc ;;
@@ -74,8 +99,10 @@ perf_args=(--buffers "$perf_buffers" -r "$coll_root")
 cflags=(-std=c11 -O2 -Wall -Wextra)
 mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
 mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
-cc "${cflags[@]}" -DBENCH_HCOMM -I"$root/include" -o "$work/bench.hcomm" "$bench" -L"$build/lib" -lhcomm \
-  -Wl,-rpath,"$build/lib"
+read -ra hcomm_cflags <<<"${CFLAGS:-}"
+read -ra hcomm_ldflags <<<"${LDFLAGS:-}"
+cc "${cflags[@]}" "${hcomm_cflags[@]}" -DBENCH_HCOMM -I"$root/include" -I"$build/include" -o "$work/bench.hcomm" "$bench" \
+  -L"$build/lib" -lhcomm -Wl,-rpath,"$build/lib" "${hcomm_ldflags[@]}"
 
 # Open MPI refuses root unless told, and ranks bound to cores would differ from the others' placement.
 ompi_flags=(--bind-to none --oversubscribe)
@@ -101,21 +128,73 @@ done
 run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n "$nranks" "$build/bin/hcomm-perf" -c "$coll" -d float32 -o sum \
   -b 8 -e "$max_bytes" -f 2 -w "$warmup" -n "$iters" "${perf_args[@]}"
 
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r);" \
-  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); $(mpirun.openmpi --version | head -1);" \
-  "$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')"
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)
+read -r load1 load5 load15 _ </proc/loadavg
+date=$(date -u +%Y-%m-%dT%H:%MZ)
+openmpi_version=$(mpirun.openmpi --version | head -1)
+mpich_version=$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')
+echo "Machine: $(nproc) cores, $cpu, $(uname -r);" "load average $load1 $load5 $load15"
+echo "Date: $date; $openmpi_version;" "$mpich_version"
 echo "$nranks ranks, $coll of float32 (sum, root $coll_root where it has one), $inputs inputs, $buffers buffers; times in" \
   "microseconds, the median of $iters calls" \
   "after $warmup warm-ups (the slowest rank's), the best of $rounds rounds that run the three in turn."
 echo
-echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 # Rows of each run, in sweep order: size and median (the benchmark); size,
 # mean, wrong elements and algorithm (hcomm-perf).
 rows() { awk '!/^#/ { if (!($1 in best) || $2 < best[$1]) best[$1] = $2; if (!seen[$1]++) order[++n] = $1 }
               END { for (i = 1; i <= n; ++i) print order[i], best[order[i]] }' "$work/$1".*; }
+# The table's rows: size, HComm, Open MPI, MPICH, hcomm-perf mean, wrong, algorithm.
 paste -d' ' <(rows hcomm) <(rows openmpi) <(rows mpich) <(awk '!/^#/ && NF >= 9 { print $1, $6, $9, (NF >= 10 ? $10 : "-") }' "$work/perf") |
   awk '$1 != $3 || $1 != $5 || $1 != $7 { print "compare_mpi.sh: the runs swept different sizes: " $0 > "/dev/stderr"; exit 1 }
-       { faster = $4 < $6 ? $4 : $6
-         printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f (%s) | %s |\n", $1, $2, $4, $6, $2 / faster, $8, $9, $10 }'
+       { print $1, $2, $4, $6, $8, $9, $10 }' >"$work/table"
+echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+awk '{ faster = $3 < $4 ? $3 : $4
+       printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f (%s) | %s |\n", $1, $2, $3, $4, $2 / faster, $5, $6, $7 }' "$work/table"
+
+[[ -n $json ]] || exit 0
+# json_string TEXT: TEXT as a JSON string (quotes, backslashes and control characters escaped).
+json_string() {
+  local s=$1
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\t'/\\t}
+  s=${s//$'\n'/\\n}
+  s=${s//$'\r'/}
+  printf '"%s"' "$s"
+}
+command_line=""
+for setting in WARMUP ITERS MAX_BYTES ROUNDS INPUTS BUFFERS COLL ROOT NRANKS JSON; do
+  [[ -n ${!setting+set} ]] && command_line+="$setting=${!setting} "
+done
+command_line+="bash $0${1:+ $1}"
+commit=null
+source_dir=$(sed -n 's/^HComm_SOURCE_DIR:STATIC=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+if [[ -n $source_dir ]] && described=$(git -C "$source_dir" describe --always --dirty 2>/dev/null); then
+  commit=$(json_string "$described")
+fi
+{
+  printf '{\n  "schema": "hcomm-compare-mpi/1",\n'
+  printf '  "command": %s,\n' "$(json_string "$command_line")"
+  printf '  "date": %s,\n' "$(json_string "$date")"
+  printf '  "commit": %s,\n' "$commit"
+  printf '  "machine": {"cores": %d, "cpu": %s, "kernel": %s, "load_average": [%s, %s, %s]},\n' \
+    "$(nproc)" "$(json_string "$cpu")" "$(json_string "$(uname -r)")" "$load1" "$load5" "$load15"
+  printf '  "libraries": {"openmpi": %s, "mpich": %s},\n' "$(json_string "$openmpi_version")" "$(json_string "$mpich_version")"
+  printf '  "settings": {"collective": "%s", "ranks": %d, "root": %d, "inputs": "%s", "buffers": "%s", ' \
+    "$coll" "$nranks" "$coll_root" "$inputs" "$buffers"
+  printf '"warmup": %d, "iters": %d, "rounds": %d, "max_bytes": %s},\n' "$warmup" "$iters" "$rounds" "$(json_string "$max_bytes")"
+  printf '  "rows": ['
+  awk -v coll="$coll" -v nranks="$nranks" -v inputs="$inputs" -v buffers="$buffers" '
+    function num(v) { return v ~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ ? v : "null" }
+    { faster = $3 < $4 ? $3 : $4
+      printf "%s\n    {\"collective\": \"%s\", \"ranks\": %d, \"inputs\": \"%s\", \"buffers\": \"%s\", \"size_bytes\": %s, ", \
+        NR == 1 ? "" : ",", coll, nranks, inputs, buffers, num($1)
+      printf "\"hcomm_us\": %s, \"openmpi_us\": %s, \"mpich_us\": %s, \"hcomm_over_faster_mpi\": %s, ", \
+        num($2), num($3), num($4), (faster > 0 ? sprintf("%.4f", $2 / faster) : "null")
+      printf "\"hcomm_perf_mean_us\": %s, \"wrong\": %s, \"algorithm\": %s}", \
+        num($5), num($6), ($7 == "-" || $7 == "" ? "null" : "\"" $7 "\"") }' "$work/table"
+  printf '\n  ]\n}\n'
+} >"$work/json"
+mv "$work/json" "$json"
+echo "compare_mpi.sh: wrote $json" >&2

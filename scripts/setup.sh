@@ -16,6 +16,7 @@ packages+=(libucx-dev)  # the ucx transport (skipped without UCX)
 packages+=(clang libclang-rt-14-dev)  # scripts/run-fuzz.sh: libFuzzer targets (tests/fuzz)
 packages+=(slurmctld slurmd slurm-client munge)  # tests/launch starts a one-host Slurm cluster for srun
 packages+=(libjemalloc2 libgoogle-perftools4)  # tests/allocators preloads jemalloc and tcmalloc (skipped without)
+packages+=(python3-matplotlib)  # benchmarks/plot.py: PNG plots of the benchmarks' JSON
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

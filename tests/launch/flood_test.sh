@@ -9,7 +9,7 @@
 # other ranks start, and all run one 8-byte allreduce. Every rank must finish within HCOMM_TIMEOUT, and
 # the ranks' logs together stay within a bounded number of lines. Prints the
 # seconds from the start of the late ranks to the end of the job (the figure
-# benchmarks/RESULTS.md records).
+# benchmarks/history/2026-12-06.md records).
 set -u
 PERF=$1 FLOOD=$2 RANKS=${3:-4} IDLE=${4:-400} TIMEOUT=${5:-20}
 CASE=flood WORK=$(mktemp -d)
