@@ -10,6 +10,7 @@ packages+=(libhwloc-dev)  # the topology module: CPU bindings, NUMA nodes, NICs
 packages+=(libssl-dev)  # libcrypto's HMAC-SHA256: the handshakes' challenge and response
 packages+=(libcli11-dev)  # CLI11: the tools' command lines
 packages+=(nlohmann-json3-dev)  # nlohmann/json: topology files (HCOMM_TOPO_FILE, hcomm-topo) and hcomm-perf --json
+packages+=(python3)  # tests/tools reads hcomm-perf's --json file back with a JSON reader
 packages+=(libpmix-dev openmpi-bin)  # the PMIx bootstrap; tests/launch starts ranks with mpirun
 packages+=(libibverbs-dev rdma-core)  # the verbs transport (skipped without libibverbs)
 packages+=(libfabric-dev libfabric-bin)  # the ofi transport (skipped without libfabric); fi_pingpong
