@@ -11,6 +11,7 @@
 #include "core/algorithm/link_models.hpp"
 #include "core/algorithm/tuning.hpp"
 #include "core/common/error.hpp"
+#include "core/common/json.hpp"
 #include "core/common/log.hpp"
 #include "core/common/names.hpp"
 #include "core/common/settings.hpp"
@@ -124,7 +125,7 @@ void Communicator::log_topology() const {
 
 const std::string& Communicator::topology_json() {
   const log::RankScope scope(rank_);
-  topology_json_ = topology::json::write(topology::to_json(topology_, links_->all_links()));
+  topology_json_ = json::write(topology::to_json(topology_, links_->all_links()));
   return topology_json_;
 }
 

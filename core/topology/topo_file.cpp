@@ -7,72 +7,67 @@
 #include <sstream>
 
 #include "core/common/error.hpp"
+#include "core/common/json.hpp"
 
 namespace hcomm::topology {
 
 namespace {
 
+using Json = nlohmann::ordered_json;
+
 constexpr const char* kFormat = "hcomm-topology";
 constexpr int kVersion = 1;
 constexpr const char* kNicKinds[] = {"network", "openfabrics"};
 
-json::Value text_or_null(const char* s) { return *s ? json::Value(s) : json::Value(); }
-
-json::Value int_array(const std::vector<int>& v) {
-  json::Array a;
-  for (int x : v) a.emplace_back(x);
-  return a;
-}
+Json text_or_null(const char* s) { return *s ? Json(s) : Json(); }
 
 // A member of the document, read with its path for errors.
 class Field {
  public:
-  Field(const json::Value& v, std::string path) : v_(v), path_(std::move(path)) {}
+  Field(const Json& v, std::string path) : v_(v), path_(std::move(path)) {}
 
-  [[noreturn]] void fail(const char* what) const {
-    HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: %s", path_.empty() ? "the document" : path_.c_str(), what);
+  [[noreturn]] void fail(const std::string& what) const {
+    HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: %s", path_.empty() ? "the document" : path_.c_str(), what.c_str());
   }
   Field operator[](const char* key) const {
-    if (!v_.is<json::Object>()) fail("expected an object");
-    const json::Value* m = v_.find(key);
-    if (!m)
-      HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: member \"%s\" is missing", path_.empty() ? "the document" : path_.c_str(),
-                  key);
+    if (!v_.is_object()) fail("expected an object");
+    const auto m = v_.find(key);
+    if (m == v_.end()) fail(format("member \"%s\" is missing", key));
     return Field(*m, path_.empty() ? key : path_ + "." + key);
   }
-  bool has(const char* key) const { return v_.find(key) != nullptr; }
+  bool has(const char* key) const { return v_.contains(key); }
   std::vector<Field> items() const {
-    const json::Array* a = v_.as<json::Array>();
-    if (!a) fail("expected an array");
+    if (!v_.is_array()) fail("expected an array");
     std::vector<Field> out;
-    for (size_t i = 0; i < a->size(); ++i) out.emplace_back((*a)[i], path_ + "[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < v_.size(); ++i) out.emplace_back(v_[i], path_ + "[" + std::to_string(i) + "]");
     return out;
   }
   double number() const {
-    const double* d = v_.as<double>();
-    if (!d) fail("expected a number");
-    return *d;
+    if (!v_.is_number()) fail("expected a number");
+    return v_.get<double>();
   }
-  // An integer in [lo, hi].
+  // An integer in [lo, hi] (written as one, or as a number with no fraction).
   int64_t integer(int64_t lo, int64_t hi) const {
     const double d = number();
-    if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
-      HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: %g is not an integer in %lld..%lld", path_.c_str(), d,
-                  static_cast<long long>(lo), static_cast<long long>(hi));
-    return static_cast<int64_t>(d);
+    const bool whole = v_.is_number_integer() ? !(v_.is_number_unsigned() && v_.get<uint64_t>() > INT64_MAX)
+                                              : d == std::floor(d) && std::fabs(d) < 0x1p63;
+    const int64_t i = !whole ? 0 : v_.is_number_integer() ? v_.get<int64_t>() : static_cast<int64_t>(d);
+    if (!whole || i < lo || i > hi)
+      fail(format("%s is not an integer in %lld..%lld", v_.dump().c_str(), static_cast<long long>(lo),
+                  static_cast<long long>(hi)));
+    return i;
   }
   // A string (null reads as ""), at most max_len bytes.
   std::string text(size_t max_len) const {
-    if (v_.is<std::nullptr_t>()) return "";
-    const std::string* s = v_.as<std::string>();
-    if (!s) fail("expected a string or null");
-    if (s->size() > max_len)
-      HCOMM_THROW(HCOMM_ERR_CONFIG, "%s: \"%s\" is longer than %zu bytes", path_.c_str(), s->c_str(), max_len);
-    return *s;
+    if (v_.is_null()) return "";
+    if (!v_.is_string()) fail("expected a string or null");
+    const std::string& s = v_.get_ref<const std::string&>();
+    if (s.size() > max_len) fail(format("\"%s\" is longer than %zu bytes", s.c_str(), max_len));
+    return s;
   }
 
  private:
-  const json::Value& v_;
+  const Json& v_;
   std::string path_;
 };
 
@@ -119,56 +114,57 @@ Description read_host(const Field& f) {
 
 }  // namespace
 
-json::Value to_json(const Topology& t, std::span<const LinkEntry> links) {
-  json::Array hosts, ranks, link_list, host_ranks, rails;
+Json to_json(const Topology& t, std::span<const LinkEntry> links) {
+  Json hosts = Json::array(), ranks = Json::array(), link_list = Json::array(), host_ranks = Json::array(),
+       rails = Json::array();
   for (int h = 0; h < t.nhosts(); ++h) {
     const Description& d = t.rank(t.host_ranks(h).front());
-    json::Array nics;
+    Json nics = Json::array();
     for (uint32_t i = 0; i < d.nnics; ++i)
-      nics.emplace_back(json::Object{{"name", d.nics[i].name},
-                                     {"kind", kNicKinds[d.nics[i].kind == kNicOpenFabrics]},
-                                     {"pci", text_or_null(d.nics[i].pci)},
-                                     {"numa", d.nics[i].numa}});
-    json::Array gpus;
+      nics.push_back({{"name", d.nics[i].name},
+                      {"kind", kNicKinds[d.nics[i].kind == kNicOpenFabrics]},
+                      {"pci", text_or_null(d.nics[i].pci)},
+                      {"numa", d.nics[i].numa}});
+    Json gpus = Json::array();
     for (uint32_t i = 0; i < d.ngpus; ++i)
-      gpus.emplace_back(json::Object{
-          {"pci", d.gpus[i].pci}, {"name", text_or_null(d.gpus[i].name)}, {"numa", d.gpus[i].numa}});
-    hosts.emplace_back(json::Object{{"name", d.host.hostname},
-                                    {"boot_id", d.host.boot_id},
-                                    {"net_ns", d.host.net_ns},
-                                    {"nics", std::move(nics)},
-                                    {"gpus", std::move(gpus)}});
-    host_ranks.push_back(int_array(t.host_ranks(h)));
+      gpus.push_back({{"pci", d.gpus[i].pci}, {"name", text_or_null(d.gpus[i].name)}, {"numa", d.gpus[i].numa}});
+    hosts.push_back({{"name", d.host.hostname},
+                     {"boot_id", d.host.boot_id},
+                     {"net_ns", d.host.net_ns},
+                     {"nics", std::move(nics)},
+                     {"gpus", std::move(gpus)}});
+    host_ranks.push_back(t.host_ranks(h));
   }
   for (int r = 0; r < t.size(); ++r) {
     const Description& d = t.rank(r);
-    ranks.emplace_back(json::Object{{"rank", r},
-                                    {"host", t.host_of()[r]},
-                                    {"numa", d.numa},
-                                    {"cpus", text_or_null(d.cpus)},
-                                    {"last_cpu", d.last_cpu},
-                                    {"llc", d.llc},
-                                    {"gpu", text_or_null(d.gpu)}});
+    ranks.push_back({{"rank", r},
+                     {"host", t.host_of()[r]},
+                     {"numa", d.numa},
+                     {"cpus", text_or_null(d.cpus)},
+                     {"last_cpu", d.last_cpu},
+                     {"llc", d.llc},
+                     {"gpu", text_or_null(d.gpu)}});
   }
   for (const LinkEntry& l : links)
-    link_list.emplace_back(json::Object{{"ranks", json::Array{l.a, l.b}},
-                                        {"class", link_class_name(t.link_class(l.a, l.b))},
-                                        {"transport", l.transport},
-                                        {"bandwidth_gbps", l.score.bandwidth_gbps},
-                                        {"latency_us", l.score.latency_us}});
-  for (const auto& rail : t.rails()) rails.push_back(int_array(rail));
-  return json::Object{{"format", kFormat},
-                      {"version", kVersion},
-                      {"hosts", std::move(hosts)},
-                      {"ranks", std::move(ranks)},
-                      {"links", std::move(link_list)},
-                      {"levels", json::Object{{"node_of", int_array(t.host_of())},
-                                              {"hosts", std::move(host_ranks)},
-                                              {"leaders", int_array(t.leaders())},
-                                              {"rails", std::move(rails)}}}};
+    link_list.push_back({{"ranks", {l.a, l.b}},
+                         {"class", link_class_name(t.link_class(l.a, l.b))},
+                         {"transport", l.transport},
+                         {"bandwidth_gbps", l.score.bandwidth_gbps},
+                         {"latency_us", l.score.latency_us}});
+  for (const auto& rail : t.rails()) rails.push_back(rail);
+  return {{"format", kFormat},
+          {"version", kVersion},
+          {"hosts", std::move(hosts)},
+          {"ranks", std::move(ranks)},
+          {"links", std::move(link_list)},
+          {"levels",
+           {{"node_of", t.host_of()},
+            {"hosts", std::move(host_ranks)},
+            {"leaders", t.leaders()},
+            {"rails", std::move(rails)}}}};
 }
 
-Topology from_json(const json::Value& document) {
+Topology from_json(const Json& document) {
   const Field doc(document, "");
   if (doc["format"].text(64) != kFormat) doc["format"].fail("expected \"hcomm-topology\"");
   if (doc["version"].integer(0, INT32_MAX) != kVersion) doc["version"].fail("only version 1 is known");

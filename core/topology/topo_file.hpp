@@ -16,11 +16,11 @@
 // "gpus" may be left out (none), and a rank's "llc" (-1: unknown).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "core/topology/json.hpp"
 #include "core/topology/topology.hpp"
 
 namespace hcomm::topology {
@@ -31,9 +31,10 @@ struct LinkEntry {
   hcomm_link_score_t score;
 };
 
-json::Value to_json(const Topology& topology, std::span<const LinkEntry> links);
+// The document; json::write (core/common/json.hpp) lays it out.
+nlohmann::ordered_json to_json(const Topology& topology, std::span<const LinkEntry> links);
 // Throws HCOMM_ERR_CONFIG naming the member that is wrong ("ranks[2].host: ...").
-Topology from_json(const json::Value& document);
+Topology from_json(const nlohmann::ordered_json& document);
 // Reads and parses `path`; errors start with "topology file <path>: ".
 Topology read_topology_file(const std::string& path);
 

@@ -168,7 +168,8 @@ case_file_errors() {
   printf '{"format": "hcomm-topology",\n "version": 1,\n "hosts": [,]}\n' >"$WORK/bad.json"
   HCOMM_TOPO_FILE="$WORK/bad.json" topo 3
   expect_rc 1
-  grep -qF "topology file $WORK/bad.json: line 3, column 12: expected a value" "$WORK/err" ||
+  grep -qF "topology file $WORK/bad.json: line 3, column 12: syntax error while parsing value - unexpected ','" \
+    "$WORK/err" ||
     fail "no line and column for bad JSON"
   HCOMM_TOPO_FILE="$WORK/bad.json" topo 1
   expect_rc 1

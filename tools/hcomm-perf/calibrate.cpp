@@ -18,7 +18,7 @@
 #include "core/algorithm/calibration.hpp"
 #include "core/algorithm/layout.hpp"
 #include "core/algorithm/tune_file.hpp"
-#include "core/topology/json.hpp"
+#include "core/common/json.hpp"
 #include "core/transport/transport.hpp"
 
 namespace hcomm::perf {
@@ -135,17 +135,16 @@ class Exchange {
 std::vector<std::vector<int>> host_ranks(const Communicator& comm) {
   const char* text = nullptr;
   check(hcomm_comm_topology(comm.get(), &text), "hcomm_comm_topology");
-  namespace json = topology::json;
-  const json::Value doc = json::parse(text);
-  const json::Value* levels = doc.find("levels");
-  const json::Value* hosts = levels ? levels->find("hosts") : nullptr;
-  if (!hosts || !hosts->as<json::Array>() || hosts->as<json::Array>()->empty())
+  const nlohmann::ordered_json doc = json::parse(text);
+  const nlohmann::ordered_json* hosts = nullptr;
+  if (doc.contains("levels") && doc["levels"].contains("hosts")) hosts = &doc["levels"]["hosts"];
+  if (!hosts || !hosts->is_array() || hosts->empty())
     throw CallError("hcomm_comm_topology: no levels.hosts in the document");
   std::vector<std::vector<int>> out;
-  for (const json::Value& host : *hosts->as<json::Array>()) {
+  for (const auto& host : *hosts) {
     out.emplace_back();
-    for (const json::Value& rank : host.as<json::Array>() ? *host.as<json::Array>() : json::Array{})
-      out.back().push_back(rank.as<double>() ? static_cast<int>(*rank.as<double>()) : -1);
+    if (host.is_array())
+      for (const auto& rank : host) out.back().push_back(rank.is_number_integer() ? rank.get<int>() : -1);
     if (out.back().empty() || std::ranges::count(out.back(), -1))
       throw CallError("hcomm_comm_topology: a host in levels.hosts is not a list of ranks");
   }

@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "core/topology/json.hpp"
+#include "core/common/json.hpp"
 #include "hcomm/hcomm.h"
 
 namespace {
 
-namespace json = hcomm::topology::json;
+namespace json = hcomm::json;
+using Json = nlohmann::ordered_json;
 
 constexpr const char* kUsage =
     "usage: hcomm-run -n N hcomm-topo [--json] [--dump FILE] [--transports LIST]\n"
@@ -31,21 +32,20 @@ struct Options {
 };
 
 // The document as hcomm_comm_topology writes it; a missing member is a bug of the library.
-const json::Value& at(const json::Value& v, const char* key) {
-  static const json::Value none;
-  const json::Value* m = v.find(key);
-  return m ? *m : none;
+const Json& at(const Json& v, const char* key) {
+  static const Json none;
+  const auto m = v.find(key);
+  return m != v.end() ? *m : none;
 }
-const json::Array& items(const json::Value& v) {
-  static const json::Array none;
-  const json::Array* a = v.as<json::Array>();
-  return a ? *a : none;
+const Json& items(const Json& v) {
+  static const Json none = Json::array();
+  return v.is_array() ? v : none;
 }
-int integer(const json::Value& v) { return v.as<double>() ? static_cast<int>(*v.as<double>()) : -1; }
-std::string text(const json::Value& v) { return v.as<std::string>() ? *v.as<std::string>() : "-"; }
-std::string list(const json::Value& v) {
+int integer(const Json& v) { return v.is_number() ? v.get<int>() : -1; }
+std::string text(const Json& v) { return v.is_string() ? v.get<std::string>() : "-"; }
+std::string list(const Json& v) {
   std::string out;
-  for (const json::Value& x : items(v)) out += (out.empty() ? "" : ",") + std::to_string(integer(x));
+  for (const Json& x : items(v)) out += (out.empty() ? "" : ",") + std::to_string(integer(x));
   return out;
 }
 
@@ -65,13 +65,13 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
-void print_matrix(const json::Value& doc) {
-  const json::Array& ranks = items(at(doc, "ranks"));
+void print_matrix(const Json& doc) {
+  const Json& ranks = items(at(doc, "ranks"));
   const size_t n = ranks.size();
   std::vector<std::vector<std::string>> cls(n, std::vector<std::string>(n, "SELF")),
       tr(n, std::vector<std::string>(n, "self"));
-  for (const json::Value& link : items(at(doc, "links"))) {
-    const json::Array& pair = items(at(link, "ranks"));
+  for (const Json& link : items(at(doc, "links"))) {
+    const Json& pair = items(at(link, "ranks"));
     const int a = integer(pair.at(0)), b = integer(pair.at(1));
     std::string c = text(at(link, "class"));
     for (char& ch : c) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -101,15 +101,15 @@ void print_matrix(const json::Value& doc) {
   print_table(transports);
 }
 
-void print_hierarchy(const json::Value& doc) {
-  const json::Value& levels = at(doc, "levels");
-  const json::Array& hosts = items(at(doc, "hosts"));
-  const json::Array& host_ranks = items(at(levels, "hosts"));
-  const json::Array& ranks = items(at(doc, "ranks"));
+void print_hierarchy(const Json& doc) {
+  const Json& levels = at(doc, "levels");
+  const Json& hosts = items(at(doc, "hosts"));
+  const Json& host_ranks = items(at(levels, "hosts"));
+  const Json& ranks = items(at(doc, "ranks"));
   std::printf("\nHierarchy\n");
   for (size_t h = 0; h < hosts.size() && h < host_ranks.size(); ++h) {
     std::map<int, std::string> numa;  // NUMA node -> its ranks
-    for (const json::Value& r : items(host_ranks[h])) {
+    for (const Json& r : items(host_ranks[h])) {
       std::string& s = numa[integer(at(ranks.at(integer(r)), "numa"))];
       s += (s.empty() ? "" : ",") + std::to_string(integer(r));
     }
@@ -117,15 +117,15 @@ void print_hierarchy(const json::Value& doc) {
                 list(host_ranks[h]).c_str(), integer(items(host_ranks[h]).at(0)));
     for (const auto& [node, members] : numa)
       std::printf("  NUMA %s: ranks %s\n", node < 0 ? "unknown" : std::to_string(node).c_str(), members.c_str());
-    for (const json::Value& nic : items(at(hosts[h], "nics")))
+    for (const Json& nic : items(at(hosts[h], "nics")))
       std::printf("  NIC %s (%s, PCI %s, NUMA %d)\n", text(at(nic, "name")).c_str(), text(at(nic, "kind")).c_str(),
                   text(at(nic, "pci")).c_str(), integer(at(nic, "numa")));
-    for (const json::Value& gpu : items(at(hosts[h], "gpus")))
+    for (const Json& gpu : items(at(hosts[h], "gpus")))
       std::printf("  GPU %s (%s, NUMA %d)\n", text(at(gpu, "pci")).c_str(), text(at(gpu, "name")).c_str(),
                   integer(at(gpu, "numa")));
   }
   std::printf("leaders: %s\n", list(at(levels, "leaders")).c_str());
-  const json::Array& rails = items(at(levels, "rails"));
+  const Json& rails = items(at(levels, "rails"));
   if (rails.empty()) std::printf("rails: none (no host has several NICs)\n");
   for (size_t i = 0; i < rails.size(); ++i) std::printf("rail %zu: ranks %s\n", i, list(rails[i]).c_str());
 }
@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
     if (opt.json) {
       std::printf("%s", text_json);
     } else {
-      const json::Value doc = json::parse(text_json);
+      const Json doc = json::parse(text_json);
       int nranks = 0;
       hcomm_comm_size(comm, &nranks);
       const size_t nhosts = items(at(doc, "hosts")).size();
