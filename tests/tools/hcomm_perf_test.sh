@@ -369,35 +369,56 @@ case_version_log() {
   [ "$lines" -eq 2 ] || fail "$lines lines with the version HComm $EXPECTED_HCOMM_VERSION, expected one per rank"
 }
 
+# expect_rank_usage_error <error>: exit 2, and the ranks' stderr holds the error
+# (after "hcomm-perf: ") and the hint to --help, nothing else but the
+# launcher's lines.
+expect_rank_usage_error() {
+  expect_rc 2
+  expect_err "hcomm-perf: $1"
+  expect_err "Run hcomm-perf --help for the options."
+  grep -v -e '^hcomm-run: ' -e '^Run hcomm-perf --help for the options\.$' "$WORK/err" | grep -qvF "hcomm-perf: $1" &&
+    fail "stderr has more than the error and the hint"
+  return 0
+}
+
 case_bad_arguments() {
   perf 2 -c nosuch
-  expect_rc 2
-  grep -qF "collective 'nosuch': expected one of allreduce, broadcast, " "$WORK/err" || fail "no list of collectives"
+  expect_rank_usage_error "--collective: expected one of allreduce, broadcast, "
+  grep -qF "barrier, got 'nosuch'" "$WORK/err" || fail "no list of collectives"
+  perf 2 --frobnicate
+  expect_rank_usage_error "The following argument was not expected: --frobnicate"
+  perf 1 -n 2 -b
+  expect_rank_usage_error "--minbytes: 1 required SIZE missing"
+  perf 1 -n 0
+  expect_rank_usage_error "--iters: expected an integer from 1 to 1000000000, got '0'"
+  perf 1 -e 1T
+  expect_rank_usage_error "--maxbytes: expected a number of bytes, optionally with a K, M or G suffix, got '1T'"
+  perf 1 --inplace=yes
+  expect_rank_usage_error "--inplace takes no value"
   perf 2 -c broadcast -r 2 -w 0 -n 1
   expect_rc 2
   grep -qF -- "--root 2: this job has 2 ranks (use 0 to 1)" "$WORK/err" || fail "no message for a bad root"
   perf 2 --sweep-algos --algo ring
-  expect_rc 2
-  grep -qF -- "--sweep-algos forces every algorithm in turn: it does not combine with --algo" "$WORK/err" ||
-    fail "no message for --sweep-algos with --algo"
+  expect_rank_usage_error "--sweep-algos forces every algorithm in turn: it does not combine with --algo"
   perf 2 --select allreduce
-  expect_rc 2
-  grep -qF -- "--select measures choices of algorithm into a tune file: it needs --calibrate FILE" "$WORK/err" ||
-    fail "no message for --select without --calibrate"
+  expect_rank_usage_error "--select measures choices of algorithm into a tune file: it needs --calibrate FILE"
   perf 2 --calibrate "$WORK/x.tune" --json "$WORK/x.json"
-  expect_rc 2
-  grep -qF -- "--calibrate measures the links, not a collective" "$WORK/err" || fail "no message for --calibrate"
+  expect_rank_usage_error "--calibrate measures the links, not a collective: it does not combine with --algo, --sweep-algos or --json"
   perf 1 --buffers pinned
-  expect_rc 2
-  grep -qF -- "--buffers 'pinned': expected one of malloc, alloc, register" "$WORK/err" ||
-    fail "no message for --buffers"
+  expect_rank_usage_error "--buffers: expected one of malloc, alloc, register, got 'pinned'"
   perf 1 --json "$WORK/no-such-folder/rows.json"
   expect_rc 1
   grep -qF -- "--json: cannot write" "$WORK/err" || fail "no message for a bad JSON path"
-  "$PERF" --help >"$WORK/out" 2>"$WORK/err"
-  RC=$?
-  expect_rc 0
-  grep -qF "usage:" "$WORK/out" || fail "--help printed no usage"
+  local option want
+  for option in --help -h; do
+    "$PERF" "$option" >"$WORK/out" 2>"$WORK/err"
+    RC=$?
+    expect_rc 0
+    expect_out "Usage: hcomm-perf [OPTIONS]"
+    for want in "-c,--collective NAME=allreduce" "-b,--minbytes SIZE=8" "--select COLLS" "--fresh-inputs"; do
+      grep -qF -- "$want" "$WORK/out" || fail "$option does not show $want"
+    done
+  done
 }
 
 "case_$CASE" || exit 1

@@ -248,45 +248,72 @@ case_shm() {
   [ -f "$DECOY" ] || fail "a segment of another process was removed"
 }
 
+# A command line that cannot run: exit 2, one line that names what is wrong,
+# then the hint to --help; nothing starts.
 case_bad_arguments() {
   : >"$WORK/not-executable"
   printf 'not a program\n' >"$WORK/bad-format"
   chmod +x "$WORK/bad-format"
   local -a cases=(
-    "missing -n|"
-    "needs a value|-n"
-    "positive integer|-n abc true"
-    "positive integer|-n -1 true"
-    "at least 1|-n 0 true"
-    "at most 1024|-n 1025 true"
-    "missing the program|-n 2"
-    "missing the program|-n 2 --"
-    "'no-such-program-x1' was not found|-n 2 no-such-program-x1"
-    "not an executable file|-n 2 $WORK/not-executable"
-    "is a directory|-n 2 $WORK"
-    "does not exist|-n 2 $WORK/missing"
-    "positive number of seconds|--timeout 0 -n 2 true"
-    "positive number of seconds|--timeout x -n 2 true"
-    "unknown option '--bogus'|--bogus -n 2 true"
-    "takes no value|--tag-output=1 -n 2 true"
+    "missing -n N, the number of ranks to start|"
+    "missing -n N, the number of ranks to start|--tag-output true"
+    "-n: 1 required N missing|-n"
+    "--timeout: 1 required S missing|-n 2 --timeout"
+    "-n: expected an integer from 1 to 1024, got 'abc'|-n abc true"
+    "-n: expected an integer from 1 to 1024, got '-1'|-n -1 true"
+    "-n: expected an integer from 1 to 1024, got '0'|-n 0 true"
+    "-n: expected an integer from 1 to 1024, got '1025'|-n 1025 true"
+    "-n: expected an integer from 1 to 1024, got '2.5'|-n 2.5 true"
+    "missing the program to run|-n 2"
+    "missing the program to run|-n 2 --"
+    "program 'no-such-program-x1' was not found in PATH|-n 2 no-such-program-x1"
+    "program '$WORK/not-executable' is not an executable file (check its permissions)|-n 2 $WORK/not-executable"
+    "program '$WORK' is a directory|-n 2 $WORK"
+    "program '$WORK/missing' does not exist|-n 2 $WORK/missing"
+    "--timeout: expected a positive number of seconds, at most 1e8, got '0'|--timeout 0 -n 2 true"
+    "--timeout: expected a positive number of seconds, at most 1e8, got 'x'|--timeout x -n 2 true"
+    "--timeout: expected a positive number of seconds, at most 1e8, got '1e9'|--timeout=1e9 -n 2 true"
+    "The following argument was not expected: --bogus|--bogus -n 2 true"
+    "The following argument was not expected: --bogus|-n 2 --bogus true"
+    "The following argument was not expected: -x|-n 2 -x -- true"
+    "--tag-output takes no value|--tag-output=1 -n 2 true"
   )
-  local entry
-  for entry in "${cases[@]}"; do
-    local want=${entry%%|*} args=${entry#*|}
-    # shellcheck disable=SC2086
-    launch $args
-    [ "$RC" -eq 2 ] || fail "'hcomm-run $args' exited with $RC, expected 2"
-    expect_err "$want"
-    expect_err "usage: hcomm-run"
-  done
+  usage_error_cases hcomm-run launch "${cases[@]}"
   # Found and executable, but the kernel will not run it.
   launch -n 2 "$WORK/bad-format"
   expect_rc 2
   expect_stderr_line "hcomm-run: cannot execute '$WORK/bad-format' for rank 0: Exec format error"
 
-  launch --help
+  local option want
+  for option in --help -h; do
+    launch "$option"
+    expect_rc 0
+    expect_out "Usage: hcomm-run [OPTIONS] [--] program [args...]"
+    for want in "-n N" "--tag-output" "--timeout S" "Exit status:"; do
+      grep -qF -- "$want" "$WORK/out" || fail "$option does not show $want"
+    done
+    if [ -s "$WORK/err" ]; then fail "$option printed to stderr"; fi
+  done
+}
+
+# Everything from the program on is the program's, options of hcomm-run's
+# own names among them; -n4, --timeout=S and -- work as before.
+case_program_arguments() {
+  printf '#!/bin/sh\nprintf "%%s:" "$HCOMM_SIZE" "$@"; echo\n' >"$WORK/args.sh"
+  chmod +x "$WORK/args.sh"
+  launch -n 2 "$WORK/args.sh" --foo -n 3 --tag-output --timeout=1 -- --help -h ''
   expect_rc 0
-  grep -qF "usage: hcomm-run" "$WORK/out" || fail "--help printed no usage"
+  [ "$(grep -cxF -- "2:--foo:-n:3:--tag-output:--timeout=1:--:--help:-h::" "$WORK/out")" -eq 2 ] ||
+    fail "the arguments did not reach both ranks unchanged"
+  [ "$(wc -l <"$WORK/out")" -eq 2 ] || fail "expected 2 lines"
+  launch -n3 --timeout=30 --tag-output -- "$WORK/args.sh" -n 1
+  expect_rc 0
+  [ "$(grep -c -- "^\[[012]\] 3:-n:1:$" "$WORK/out")" -eq 3 ] || fail "-n3 --timeout=30 --tag-output -- did not apply"
+  # A program named like an option, after --, found in PATH.
+  cp "$WORK/args.sh" "$WORK/--odd-name"
+  PATH="$WORK:$PATH" launch -n 1 -- --odd-name x
+  expect_rc 0
+  expect_out "1:x:"
 }
 
 "case_$CASE" || exit 1

@@ -19,6 +19,12 @@ topo() {
 }
 
 
+# topo_alone <hcomm-topo arguments...>: without a launcher; sets RC.
+topo_alone() {
+  "$TOPO" "$@" >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+}
+
 # The rows of a table: the lines after its title up to the next blank line,
 # without the header, squeezed to single spaces.
 table() { awk -v t="$1" '$0 == t { on = 1; getline; next } on && $0 == "" { exit } on' "$WORK/out" | tr -s ' '; }
@@ -184,6 +190,26 @@ case_file_errors() {
   grep -qF -- "--dump: cannot write $WORK/no-such-folder/x.json" "$WORK/err" || fail "no message for a bad --dump path"
   topo 1 --nosuch
   expect_rc 2
+}
+
+# A command line that cannot run: exit 2 before any communicator, one line
+# that names what is wrong and the hint to --help.
+case_bad_arguments() {
+  local -a cases=(
+    "The following argument was not expected: --nosuch|--nosuch"
+    "The following argument was not expected: extra|--json extra"
+    "--dump: 1 required FILE missing|--dump"
+    "--transports: 1 required LIST missing|--json --transports"
+    "--json takes no value|--json=yes"
+  )
+  usage_error_cases hcomm-topo topo_alone "${cases[@]}"
+  topo_alone --help
+  expect_rc 0
+  expect_out "Usage: hcomm-topo [OPTIONS]"
+  local want
+  for want in "--json" "--dump FILE" "--transports LIST"; do
+    grep -qF -- "$want" "$WORK/out" || fail "--help does not show $want"
+  done
 }
 
 "case_$CASE" || exit 1

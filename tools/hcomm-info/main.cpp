@@ -9,6 +9,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "common/command_line.hpp"
 #include "hcomm/hcomm.h"
 #include "hcomm/plugin/plugin.h"
 
@@ -137,10 +138,10 @@ void report_unknown(bool as_parsable) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "Lists the plugins HComm finds and every HCOMM_* setting, and checks the settings that are set "
-      "(exit 1 if one has a bad value).",
-      "hcomm-info"};
+  CLI::App app;
+  hcomm::tools::describe(app, "hcomm-info",
+                         "Lists the plugins HComm finds and every HCOMM_* setting, and checks the settings that "
+                         "are set (exit 1 if one has a bad value).");
   bool as_parsable = false;
   app.add_flag("--parsable,--parseable", as_parsable,
                "One key:value line per fact (version, plugin_abi, plugin:KIND:NAME:FIELD, setting:NAME:FIELD)");
@@ -148,8 +149,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;  // a command line that cannot run: 2, as hcomm-run
+    return hcomm::tools::parse_error_exit(app, e);
   }
   if (as_parsable) {
     print_parsable();

@@ -3,6 +3,7 @@
 // algorithms at every size (--sweep-algos); or measures the link model for
 // HCOMM_TUNE_FILE (--calibrate). Run under hcomm-run:
 //   hcomm-run -n 4 hcomm-perf -c allreduce -b 8 -e 64M -d float32 -o sum
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -103,16 +104,12 @@ int run(const Options& options, const Collective& collective) {
 int main(int argc, char** argv) {
   const std::vector<std::string_view> names = collective_names();
   Options options;
+  CLI::App app;
+  define_options(app, options, names);
   try {
-    const std::vector<std::string_view> args(argv + 1, argv + argc);
-    options = parse_options(args, names);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "hcomm-perf: %s\n%s", e.what(), usage_text(names).c_str());
-    return 2;
-  }
-  if (options.help) {
-    std::fputs(usage_text(names).c_str(), stdout);
-    return 0;
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return hcomm::tools::parse_error_exit(app, e);
   }
   try {
     return run(options, find_collective(options.collective));

@@ -2,6 +2,7 @@
 // and free of library calls, so that it is unit-tested on its own.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -9,12 +10,12 @@
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "common/command_line.hpp"
 #include "hcomm/types.h"
 
 namespace hcomm::perf {
@@ -88,27 +89,19 @@ struct Options {
   bool check = true;
   bool blocking = true;
   Buffers buffers = Buffers::Malloc;
-  bool fresh_inputs = false;      // every cache line of the input written before each call (untimed)
-  std::string json_path;          // empty: no JSON file
-  std::string algorithm;          // --algo: forced for the timed calls; empty: the library's choice
-  bool sweep_algorithms = false;  // every algorithm forced in turn, then the library's choice
-  int rounds = 1;                 // --sweep-algos: rounds of all of them in turn; each one's best round
-  std::string calibrate_path;     // --calibrate: measure the link model into this file instead of a sweep
+  bool fresh_inputs = false;        // every cache line of the input written before each call (untimed)
+  std::string json_path;            // empty: no JSON file
+  std::string algorithm;            // --algo: forced for the timed calls; empty: the library's choice
+  bool sweep_algorithms = false;    // every algorithm forced in turn, then the library's choice
+  int rounds = 1;                   // --sweep-algos: rounds of all of them in turn; each one's best round
+  std::string calibrate_path;       // --calibrate: measure the link model into this file instead of a sweep
   std::vector<std::string> select;  // --calibrate --select: collectives whose fastest algorithms it measures
-  bool help = false;
-};
-
-// A command line that cannot run; the text names the option and says why.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 // "4096", "64K", "1M", "2G" (K, M, G are powers of 1024; lower case too).
-inline size_t parse_size(std::string_view text, std::string_view option) {
-  const auto bad = [&](const char* why) {
-    return UsageError(std::string(option) + " '" + std::string(text) + "': " + why);
-  };
+// Throws CLI::ValidationError saying what it accepts.
+inline size_t parse_size(std::string_view text) {
+  const std::string shown(text);
   size_t shift = 0;
   std::string_view digits = text;
   if (!digits.empty()) {
@@ -133,19 +126,11 @@ inline size_t parse_size(std::string_view text, std::string_view option) {
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (digits.empty() || error == std::errc::invalid_argument || end != digits.data() + digits.size())
-    throw bad("expected a number of bytes, optionally with a K, M or G suffix");
+    throw CLI::ValidationError(tools::expected("a number of bytes, optionally with a K, M or G suffix", shown));
   if (error == std::errc::result_out_of_range || value > (std::numeric_limits<size_t>::max() >> shift))
-    throw bad("too large");
+    throw CLI::ValidationError(
+        tools::expected("at most " + std::to_string(std::numeric_limits<size_t>::max()) + " bytes", shown));
   return static_cast<size_t>(value) << shift;
-}
-
-inline int parse_int(std::string_view text, std::string_view option, int min, int max) {
-  int value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < min || value > max)
-    throw UsageError(std::string(option) + " '" + std::string(text) + "': expected an integer from " +
-                     std::to_string(min) + " to " + std::to_string(max));
-  return value;
 }
 
 // "a, b, c" from names, or from table entries that have a name.
@@ -162,191 +147,152 @@ std::string join_names(const Range& entries, std::string_view separator) {
   return out;
 }
 
-template <class Table>
-auto parse_name(const Table& table, std::string_view text, std::string_view option) {
-  for (const auto& entry : table)
-    if (entry.name == text) return entry;
-  throw UsageError(std::string(option) + " '" + std::string(text) + "': expected one of " + join_names(table, ", "));
+// A size option's transform: the text as parse_size reads it, into digits.
+inline CLI::Validator size_value() {
+  return CLI::Validator(
+      [](std::string& text) {
+        text = std::to_string(parse_size(text));
+        return std::string();
+      },
+      "");
 }
 
-// One option: its names, whether it takes a value, and what it sets.
-struct OptionSpec {
-  char short_name;  // 0: long form only
-  std::string_view long_name;
-  bool takes_value;
-  void (*apply)(Options& options, std::string_view value, std::string_view option);
-};
+// An option that takes the name of one of `table`'s entries (-d, -o,
+// --buffers) and sets `target` to that entry's `field`; --help shows the
+// name of target's entry as the default.
+template <class T, class Table, class Field>
+CLI::Option* add_named(CLI::App& app, const std::string& names, T& target, const Table& table, Field field,
+                       const std::string& type, const std::string& doc) {
+  std::string shown;
+  for (const auto& entry : table)
+    if (entry.*field == target) shown = entry.name;
+  const auto by_name = [&table, field](std::string& text) {
+    for (const auto& entry : table)
+      if (entry.name == text) {
+        text = std::to_string(static_cast<long long>(entry.*field));  // CLI11 reads an enum as its number
+        return std::string();
+      }
+    return tools::expected("one of " + join_names(table, ", "), text);
+  };
+  return app.add_option(names, target, doc)
+      ->type_name(type)
+      ->transform(CLI::Validator(by_name, ""))
+      ->default_str(shown);
+}
 
 // Iteration counts stay below this, so that warm-up plus timed iterations fit an int.
 inline constexpr int kMaxCount = 1000000000;
 
-inline std::string non_empty(std::string_view text, std::string_view option, const char* what) {
-  if (text.empty()) throw UsageError(std::string(option) + " needs " + what);
-  return std::string(text);
-}
-
-// "allreduce,broadcast" into names; "all" stands for every collective (checked in parse_options).
-inline std::vector<std::string> split_names(std::string_view text, std::string_view option) {
-  std::vector<std::string> names;
-  for (size_t start = 0; start <= text.size();) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    if (end == start) throw UsageError(std::string(option) + " '" + std::string(text) + "': an empty name");
-    names.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return names;
-}
-
-inline constexpr std::array<OptionSpec, 25> kOptionSpecs = {{
-    {'c', "collective", true, [](Options& o, std::string_view v, std::string_view) { o.collective = v; }},
-    {'b', "minbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.min_bytes = parse_size(v, n); }},
-    {'e', "maxbytes", true, [](Options& o, std::string_view v, std::string_view n) { o.max_bytes = parse_size(v, n); }},
-    {'f', "stepfactor", true,
-     [](Options& o, std::string_view v, std::string_view n) {
-       o.step_factor = static_cast<size_t>(parse_int(v, n, 2, 1024));
-     }},
-    {'d', "dtype", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.dtype = parse_name(kDtypes, v, n).dtype; }},
-    {'o', "op", true, [](Options& o, std::string_view v, std::string_view n) { o.op = parse_name(kOps, v, n).op; }},
-    {'r', "root", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.root = parse_int(v, n, 0, kMaxCount); }},
-    {'w', "warmup", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.warmup = parse_int(v, n, 0, kMaxCount); }},
-    {'n', "iters", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.iters = parse_int(v, n, 1, kMaxCount); }},
-    {0, "min-time", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.min_time_ms = parse_int(v, n, 0, 600000); }},
-    {0, "settle", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.settle_ms = parse_int(v, n, 0, 600000); }},
-    {0, "json", true, [](Options& o, std::string_view v, std::string_view) { o.json_path = v; }},
-    {0, "algo", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.algorithm = non_empty(v, n, "an algorithm name"); }},
-    {0, "sweep-algos", false, [](Options& o, std::string_view, std::string_view) { o.sweep_algorithms = true; }},
-    {0, "rounds", true, [](Options& o, std::string_view v, std::string_view n) { o.rounds = parse_int(v, n, 1, 100); }},
-    {0, "calibrate", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.calibrate_path = non_empty(v, n, "a file name"); }},
-    {0, "select", true, [](Options& o, std::string_view v, std::string_view n) { o.select = split_names(v, n); }},
-    {0, "inplace", false, [](Options& o, std::string_view, std::string_view) { o.inplace = true; }},
-    {0, "check", false, [](Options& o, std::string_view, std::string_view) { o.check = true; }},
-    {0, "no-check", false, [](Options& o, std::string_view, std::string_view) { o.check = false; }},
-    {0, "blocking", false, [](Options& o, std::string_view, std::string_view) { o.blocking = true; }},
-    {0, "nonblocking", false, [](Options& o, std::string_view, std::string_view) { o.blocking = false; }},
-    {0, "buffers", true,
-     [](Options& o, std::string_view v, std::string_view n) { o.buffers = parse_name(kBuffers, v, n).buffers; }},
-    {0, "fresh-inputs", false, [](Options& o, std::string_view, std::string_view) { o.fresh_inputs = true; }},
-    {'h', "help", false, [](Options& o, std::string_view, std::string_view) { o.help = true; }},
-}};
-
-inline const OptionSpec* find_option(std::string_view arg) {
-  for (const OptionSpec& spec : kOptionSpecs) {
-    if (arg.starts_with("--") && arg.substr(2) == spec.long_name) return &spec;
-    if (spec.short_name != 0 && arg.size() == 2 && arg[0] == '-' && arg[1] == spec.short_name) return &spec;
-  }
-  return nullptr;
-}
-
-// args excludes the program name; `collectives` are the names -c accepts.
-inline Options parse_options(std::span<const std::string_view> args, std::span<const std::string_view> collectives) {
-  Options options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    std::string_view value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    const OptionSpec* spec = find_option(arg);
-    if (!spec) throw UsageError("unknown argument '" + std::string(args[i]) + "'");
-    if (spec->takes_value && !has_value) {
-      if (i + 1 >= args.size()) throw UsageError(std::string(arg) + " needs a value");
-      value = args[++i];
-    } else if (!spec->takes_value && has_value) {
-      throw UsageError(std::string(arg) + " takes no value");
-    }
-    spec->apply(options, value, arg);
-    if (options.help) return options;
-  }
-  if (std::find(collectives.begin(), collectives.end(), options.collective) == collectives.end())
-    throw UsageError("--collective '" + options.collective + "': expected one of " + join_names(collectives, ", "));
+// What no single option can check: the options that do not combine, and
+// --minbytes against --maxbytes. Expands --select all. Throws
+// CLI::ValidationError.
+inline void check_combinations(Options& options, std::span<const std::string_view> collectives) {
+  const auto refuse = [](const std::string& why) { throw CLI::ValidationError(why); };
   if (!options.calibrate_path.empty() &&
       (!options.algorithm.empty() || options.sweep_algorithms || !options.json_path.empty()))
-    throw UsageError(
+    refuse(
         "--calibrate measures the links, not a collective: it does not combine with --algo, --sweep-algos "
         "or --json");
   if (!options.select.empty() && options.calibrate_path.empty())
-    throw UsageError("--select measures choices of algorithm into a tune file: it needs --calibrate FILE");
+    refuse("--select measures choices of algorithm into a tune file: it needs --calibrate FILE");
   if (options.select == std::vector<std::string>{"all"}) options.select.assign(collectives.begin(), collectives.end());
-  for (const std::string& name : options.select)
-    if (std::find(collectives.begin(), collectives.end(), name) == collectives.end())
-      throw UsageError("--select '" + name + "': expected all, or some of " + join_names(collectives, ", ") +
-                       " separated by commas");
   if (options.sweep_algorithms && !options.algorithm.empty())
-    throw UsageError("--sweep-algos forces every algorithm in turn: it does not combine with --algo");
+    refuse("--sweep-algos forces every algorithm in turn: it does not combine with --algo");
   if (options.sweep_algorithms && !options.json_path.empty())
-    throw UsageError("--json writes one algorithm per size: it does not combine with --sweep-algos");
+    refuse("--json writes one algorithm per size: it does not combine with --sweep-algos");
   if (options.min_time_ms > 0 && options.warmup == 0)
-    throw UsageError("--min-time sets the iterations from the warm-up's calls: it needs -w 1 or more");
+    refuse("--min-time sets the iterations from the warm-up's calls: it needs -w 1 or more");
   if (options.rounds > 1 && !options.sweep_algorithms && options.select.empty())
-    throw UsageError("--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos or --select");
+    refuse("--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos or --select");
   if (options.min_bytes > options.max_bytes)
-    throw UsageError("--minbytes " + std::to_string(options.min_bytes) + " is larger than --maxbytes " +
-                     std::to_string(options.max_bytes));
-  return options;
+    refuse("--minbytes " + std::to_string(options.min_bytes) + " is larger than --maxbytes " +
+           std::to_string(options.max_bytes));
 }
 
-inline std::string usage_text(std::span<const std::string_view> collectives) {
-  return "usage: hcomm-run -n N hcomm-perf [options]\n\n  -c, --collective " + join_names(collectives, "|") +
-         "   (default allreduce)\n"
-         "  -b, --minbytes SIZE      smallest message (default 8); SIZE takes a K, M or G suffix\n"
-         "  -e, --maxbytes SIZE      largest message (default 32M)\n"
-         "  -f, --stepfactor F       multiply the size by F between rows (default 2)\n"
-         "  -d, --dtype T            int8 uint8 int32 uint32 int64 uint64 float16 bfloat16\n"
-         "                           float32 float64 (default float32)\n"
-         "  -o, --op OP              sum prod min max avg (default sum)\n"
-         "  -r, --root R             root rank of rooted collectives (default 0)\n"
-         "  -w, --warmup N           untimed iterations per size (default 5)\n"
-         "  -n, --iters N            timed iterations per size (default 20)\n"
-         "      --min-time MS        more timed iterations where calls are short, about MS\n"
-         "                           milliseconds of calls per size (at least -n, at most\n"
-         "                           100000; the warm-up's median call sets the number; needs\n"
-         "                           -w 1 or more; default 0: -n at every size)\n"
-         "      --settle MS          small calls for MS milliseconds before the sweep (default 200;\n"
-         "                           0: none): ranks started on one core have moved apart by then\n"
-         "      --inplace            receive into the send buffer\n"
-         "      --check, --no-check  check every element of every iteration (default on)\n"
-         "      --blocking, --nonblocking\n"
-         "                           blocking calls, or the i-forms and hcomm_wait (default blocking)\n"
-         "      --buffers KIND       malloc (default), alloc (hcomm_mem_alloc) or register\n"
-         "                           (page-aligned, hcomm_mem_register'd): where the send and\n"
-         "                           receive buffers come from; the last two are the zero-copy\n"
-         "                           paths of ranks that map each other's memory\n"
-         "      --fresh-inputs       write the input before each call, untimed, as a training\n"
-         "                           step writes its gradients (default: the same input every\n"
-         "                           call, which a peer that reads it in place may keep cached)\n"
-         "      --json FILE          also write the rows to FILE as a JSON array\n"
-         "      --algo NAME          force algorithm NAME for the collective (hcomm-info lists\n"
-         "                           them); an error where NAME does not serve it\n"
-         "      --sweep-algos        per size, every algorithm that serves the collective, then\n"
-         "                           the library's own choice (auto), and how close auto comes\n"
-         "      --rounds R           with --sweep-algos: R rounds of them all in turn per size,\n"
-         "                           each one's best round reported (default 1)\n"
-         "      --calibrate FILE     measure the link model (latency, bandwidth, reduction) on\n"
-         "                           this communicator into FILE, for HCOMM_TUNE_FILE=FILE;\n"
-         "                           uses -w and -n, needs at least 2 ranks\n"
-         "      --select COLLS       with --calibrate: also sweep every algorithm of each of\n"
-         "                           COLLS (comma separated, or all) over -b to -e with\n"
-         "                           malloc'd and hcomm_mem_alloc'd buffers (as --sweep-algos,\n"
-         "                           with --rounds, --min-time, --fresh-inputs), and write\n"
-         "                           the fastest per size into FILE, for host-memory calls of\n"
-         "                           communicators of this one's ranks, hosts and transports\n"
-         "  -h, --help               show this text\n"
-         "\n"
-         "Sizes are rounded down to whole elements; a size that rounds to the same\n"
-         "count as the row before is skipped, so a sweep that starts below one element\n"
-         "begins with one row of count 0. The last column names the algorithm used at\n"
-         "that size. Exits non-zero when any element was wrong or any call failed.\n";
+// hcomm-perf's command line on `app`: every option writes its field of
+// `options`, and check_combinations runs when app.parse has read them all.
+// `collectives` are the names -c takes; it and `options` outlive the parse.
+inline void define_options(CLI::App& app, Options& o, std::span<const std::string_view> collectives) {
+  const std::vector<std::string> names(collectives.begin(), collectives.end());
+  tools::describe(
+      app, "hcomm-perf",
+      "Measures a collective over a sweep of message sizes, in the manner of nccl-tests, checking every element "
+      "of every result; or compares its algorithms at every size (--sweep-algos); or measures the link model "
+      "(--calibrate). Run it under a launcher: hcomm-run -n N hcomm-perf [OPTIONS]",
+      "Sizes are rounded down to whole elements; a size that rounds to the same count as the row before is "
+      "skipped, so a sweep that starts below one element begins with one row of count 0. The last column names "
+      "the algorithm used at that size. Exits non-zero when any element was wrong or any call failed.");
+  app.add_option("-c,--collective", o.collective, "Collective to measure: " + tools::join(names))
+      ->type_name("NAME")
+      ->check(tools::one_of(names))
+      ->default_str(o.collective);
+  app.add_option("-b,--minbytes", o.min_bytes, "Smallest message; SIZE takes a K, M or G suffix")
+      ->type_name("SIZE")
+      ->transform(size_value())
+      ->default_str("8");
+  app.add_option("-e,--maxbytes", o.max_bytes, "Largest message")
+      ->type_name("SIZE")
+      ->transform(size_value())
+      ->default_str("32M");
+  tools::add_integer(app, "-f,--stepfactor", o.step_factor, 2, 1024, "F",
+                     "Multiply the size by F between rows, 2 to 1024")
+      ->capture_default_str();
+  add_named(app, "-d,--dtype", o.dtype, kDtypes, &DtypeInfo::dtype, "TYPE",
+            "Element type: " + join_names(kDtypes, ", "));
+  add_named(app, "-o,--op", o.op, kOps, &OpInfo::op, "OP", "Reduction: " + join_names(kOps, ", "));
+  tools::add_integer(app, "-r,--root", o.root, 0, kMaxCount, "R", "Root rank of rooted collectives")
+      ->capture_default_str();
+  tools::add_integer(app, "-w,--warmup", o.warmup, 0, kMaxCount, "N", "Untimed iterations per size")
+      ->capture_default_str();
+  tools::add_integer(app, "-n,--iters", o.iters, 1, kMaxCount, "N", "Timed iterations per size")->capture_default_str();
+  tools::add_integer(app, "--min-time", o.min_time_ms, 0, 600000, "MS",
+                     "More timed iterations where calls are short: about MS milliseconds of calls per size (at least "
+                     "-n, at most 100000 iterations; the warm-up's median call sets the number; needs -w 1 or more; "
+                     "0: -n at every size), 0 to 600000")
+      ->capture_default_str();
+  tools::add_integer(app, "--settle", o.settle_ms, 0, 600000, "MS",
+                     "Small calls for MS milliseconds before the sweep (0: none): ranks started on one core have moved "
+                     "apart by then, 0 to 600000")
+      ->capture_default_str();
+  tools::add_switch(app, "--inplace", o.inplace, "Receive into the send buffer");
+  tools::add_switch(app, "--check,!--no-check", o.check,
+                    "Check every element of every iteration, or not (default: check)");
+  tools::add_switch(app, "--blocking,!--nonblocking", o.blocking,
+                    "Blocking calls, or the i-forms and hcomm_wait (default: blocking)");
+  add_named(app, "--buffers", o.buffers, kBuffers, &BuffersInfo::buffers, "KIND",
+            "Where the send and receive buffers come from: malloc, alloc (hcomm_mem_alloc) or register "
+            "(page-aligned, hcomm_mem_register'd); the last two are the zero-copy paths of ranks that map each "
+            "other's memory");
+  tools::add_switch(app, "--fresh-inputs", o.fresh_inputs,
+                    "Write the input before each call, untimed, as a training step writes its gradients (default: "
+                    "the same input every call, which a peer that reads it in place may keep cached)");
+  app.add_option("--json", o.json_path, "Also write the rows to FILE as a JSON array")->type_name("FILE");
+  app.add_option("--algo", o.algorithm,
+                 "Force algorithm NAME for the collective (hcomm-info lists them); an error where NAME does not "
+                 "serve it")
+      ->type_name("NAME")
+      ->check(tools::non_empty("an algorithm name"));
+  tools::add_switch(app, "--sweep-algos", o.sweep_algorithms,
+                    "Per size, every algorithm that serves the collective, then the library's own choice (auto), "
+                    "and how close auto comes");
+  tools::add_integer(app, "--rounds", o.rounds, 1, 100, "R",
+                     "With --sweep-algos or --select: R rounds of them all in turn per size, each one's best round "
+                     "reported, 1 to 100")
+      ->capture_default_str();
+  app.add_option("--calibrate", o.calibrate_path,
+                 "Measure the link model (latency, bandwidth, reduction) on this communicator into FILE, for "
+                 "HCOMM_TUNE_FILE=FILE; uses -w and -n, needs at least 2 ranks")
+      ->type_name("FILE")
+      ->check(tools::non_empty("a file name"));
+  app.add_option_function<std::string>(
+         "--select", [&o](const std::string& text) { o.select = tools::split_list(text); },
+         "With --calibrate: also sweep every algorithm of each of COLLS (comma separated, or all) over -b to -e "
+         "with malloc'd and hcomm_mem_alloc'd buffers (as --sweep-algos, with --rounds, --min-time, "
+         "--fresh-inputs), and write the fastest per size into FILE, for host-memory calls of communicators of "
+         "this one's ranks, hosts and transports")
+      ->type_name("COLLS")
+      ->check(tools::list_of(names, "all"));
+  app.callback([&o, collectives] { check_combinations(o, collectives); });
 }
 
 // One row of the sweep: the bytes actually moved per rank, and the count.

@@ -2,6 +2,7 @@
 // and its arguments (everything from the first non-option, or after "--").
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,7 +16,6 @@ struct LaunchOptions {
   bool tag_output = false;
   double timeout_s = 0;              // 0: no time limit
   std::vector<std::string> command;  // the program, then its arguments
-  bool help = false;
 };
 
 // A command line that cannot be run; the text names the argument and says why.
@@ -24,9 +24,9 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-LaunchOptions parse_launch_options(int argc, const char* const* argv);
-// One line for error messages, and the full text for --help.
-const char* usage_line();
-const char* help_text();
+// hcomm-run's command line on `app`: the options write `options`, and when
+// app.parse ends, options.command holds the program and its arguments as
+// given, options among them. `app` and `options` outlive the parse.
+void define_launch_options(CLI::App& app, LaunchOptions& options);
 
 }  // namespace hcomm::run

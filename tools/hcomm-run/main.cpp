@@ -4,10 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <string>
 
+#include "common/command_line.hpp"
 #include "job.hpp"
 #include "launch_options.hpp"
 #include "program_path.hpp"
@@ -30,19 +32,19 @@ int main(int argc, char** argv) {
   // the default disposition back.
   ::signal(SIGPIPE, SIG_IGN);
 
+  CLI::App app;
   LaunchOptions options;
+  define_launch_options(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return hcomm::tools::parse_error_exit(app, e);
+  }
   std::string program;
   try {
-    options = parse_launch_options(argc, argv);
-    if (options.help) {
-      std::fputs(usage_line(), stdout);
-      std::fputs(help_text(), stdout);
-      return 0;
-    }
     program = resolve_program(options.command.front());
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "hcomm-run: %s\n%s", e.what(), usage_line());
-    return 2;
+    return hcomm::tools::usage_error(app, e.what());
   }
 
   try {

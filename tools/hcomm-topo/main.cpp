@@ -3,13 +3,14 @@
 // link class and the transport of every pair of ranks and the hierarchy
 // (hosts, NUMA nodes, leaders, rails); --json prints the topology document
 // instead and --dump FILE writes it (HCOMM_TOPO_FILE reads that file).
+#include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "common/command_line.hpp"
 #include "core/common/json.hpp"
 #include "hcomm/hcomm.h"
 
@@ -18,18 +19,23 @@ namespace {
 namespace json = hcomm::json;
 using Json = nlohmann::ordered_json;
 
-constexpr const char* kUsage =
-    "usage: hcomm-run -n N hcomm-topo [--json] [--dump FILE] [--transports LIST]\n"
-    "  prints the link class and transport of every pair of ranks and the hierarchy\n"
-    "  --json             print the topology document (JSON) instead\n"
-    "  --dump FILE        also write the topology document to FILE (HCOMM_TOPO_FILE reads it)\n"
-    "  --transports LIST  the communicator's hcomm_config_t.transports (HCOMM_TRANSPORTS, when set, wins)\n";
-
 struct Options {
   bool json = false;
   std::string dump;
-  const char* transports = nullptr;
+  std::string transports;  // empty: the library's default
 };
+
+void define_options(CLI::App& app, Options& o) {
+  hcomm::tools::describe(app, "hcomm-topo",
+                         "Prints the link class and transport of every pair of ranks and the hierarchy. Run it "
+                         "under a launcher: hcomm-run -n N hcomm-topo [OPTIONS]");
+  hcomm::tools::add_switch(app, "--json", o.json, "Print the topology document (JSON) instead");
+  app.add_option("--dump", o.dump, "Also write the topology document to FILE (HCOMM_TOPO_FILE reads it)")
+      ->type_name("FILE");
+  app.add_option("--transports", o.transports,
+                 "The communicator's hcomm_config_t.transports (HCOMM_TRANSPORTS, when set, wins)")
+      ->type_name("LIST");
+}
 
 // The document as hcomm_comm_topology writes it; a missing member is a bug of the library.
 const Json& at(const Json& v, const char* key) {
@@ -139,23 +145,15 @@ int fail(const char* what, hcomm_result_t rc) {
 
 int main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json")) {
-      opt.json = true;
-    } else if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) {
-      opt.dump = argv[++i];
-    } else if (!std::strcmp(argv[i], "--transports") && i + 1 < argc) {
-      opt.transports = argv[++i];
-    } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::printf("%s", kUsage);
-      return 0;
-    } else {
-      std::fprintf(stderr, "hcomm-topo: unknown argument '%s'\n%s", argv[i], kUsage);
-      return 2;
-    }
+  CLI::App app;
+  define_options(app, opt);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return hcomm::tools::parse_error_exit(app, e);
   }
   hcomm_config_t config = HCOMM_CONFIG_INITIALIZER;
-  config.transports = opt.transports;
+  config.transports = opt.transports.empty() ? nullptr : opt.transports.c_str();
   hcomm_comm_t comm = nullptr;
   if (hcomm_result_t rc = hcomm_comm_init_env_config(&comm, &config); rc != HCOMM_SUCCESS)
     return fail("hcomm_comm_init_env_config", rc);

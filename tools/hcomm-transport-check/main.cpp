@@ -1,10 +1,12 @@
 // hcomm-transport-check: the conformance check that every transport plugin
 // must pass. It loads the plugin with dlopen only, so a plugin can be checked
 // on its own, without the rest of HComm.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
 
 #include "check_services.hpp"
+#include "common/command_line.hpp"
 #include "group_runner.hpp"
 #include "options.hpp"
 #include "result_table.hpp"
@@ -14,28 +16,20 @@ using namespace hcomm::tcheck;
 namespace {
 
 constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "hcomm-transport-check: %s\n(--help shows the usage)\n", message.c_str());
-  return kExitUsage;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  CLI::App app;
   Options options;
+  define_options(app, options);
   try {
-    options = parse_options(argc, argv);
-  } catch (const UsageError& e) {
-    return usage_error(e.what());
-  }
-  if (options.help) {
-    std::fputs(usage().c_str(), stdout);
-    return 0;
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return hcomm::tools::parse_error_exit(app, e);
   }
   std::string debug_error;
-  if (!debug_level_from_env(&debug_error)) return usage_error(debug_error);
+  if (!debug_level_from_env(&debug_error)) return hcomm::tools::usage_error(app, debug_error);
 
   ResultTable table(stdout);
   table.print_header(options);

@@ -2,17 +2,12 @@
 // [--timeout S] [--seed S] PLUGIN.so
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace hcomm::tcheck {
-
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Options {
   std::string plugin_path;
@@ -20,13 +15,12 @@ struct Options {
   std::vector<std::string> only;  // empty: every test
   double timeout_seconds = 60;    // per test and rank count
   uint64_t seed = 0;
-  bool help = false;
 
   bool selected(const std::string& test) const;
 };
 
-// Throws UsageError naming the argument and what it accepts.
-Options parse_options(int argc, char** argv);
-std::string usage();
+// The command line on `app`: the options write `options`, whose seed is a
+// random one unless --seed gives it. `options` outlives the parse.
+void define_options(CLI::App& app, Options& options);
 
 }  // namespace hcomm::tcheck
