@@ -4,7 +4,10 @@
 # windowed bandwidth, 256 B to 256 KiB), then 2-rank collectives whose
 # messages are that size (hcomm-perf --sweep-algos: every algorithm forced
 # in turn, then auto, each one's best of ROUNDS rounds), once per value of
-# the cross-memory-attach threshold in CMA (HCOMM_SHM_CMA_BYTES).
+# the cross-memory-attach threshold in CMA (HCOMM_SHM_CMA_BYTES). The calls
+# are timed unchecked (--no-check): hcomm-perf times each call on its own and
+# checks between calls, so a rank whose check is shorter (a rooted
+# collective's non-root) would count the other's check in its next call.
 #
 #   benchmarks/small_messages.sh [BUILD]
 #   (environment: COLLS (broadcast reduce allgather alltoall gather scatter),
@@ -30,7 +33,7 @@ for cma in ${CMA:-64K}; do
   HCOMM_SHM_CMA_BYTES=$cma "$build/bin/transport_bench" --min "$min" --max "$max" \
     "$build/lib/hcomm/libhcomm_transport_shm.so"
   for coll in ${COLLS:-broadcast reduce allgather alltoall gather scatter}; do
-    args=(-c "$coll" -b "$min" -e "$max" -w 5 -n 20 --min-time "${MIN_TIME:-20}" --sweep-algos
+    args=(-c "$coll" -b "$min" -e "$max" -w 5 -n 20 --min-time "${MIN_TIME:-20}" --no-check --sweep-algos
       --rounds "${ROUNDS:-3}")
     echo
     echo "### $coll, 2 ranks, shm, HCOMM_SHM_CMA_BYTES=$cma"
