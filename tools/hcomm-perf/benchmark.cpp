@@ -162,7 +162,10 @@ int Benchmark::timed_iterations() {
 // result, so that an element the call did not write is wrong. In place, the
 // input is then restored where the layout puts it (the last call overwrote
 // it); with --fresh-inputs every line of the input is written. Only the call
-// itself is timed.
+// itself is timed. A checked call starts after a barrier, as OSU's do: the
+// ranks' checks take different times (a gather's root checks everything,
+// the others nothing), and a rank that started early would count its
+// peers' checks in its call. Unchecked calls run back to back.
 Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
   auto* buffer = static_cast<unsigned char*>(recv_.data());
   void* recv = buffer + layout_.recv_offset * elem_size_;
@@ -172,6 +175,7 @@ Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
     std::memcpy(send, input_.data(), layout_.input * elem_size_);
   else if (options_.fresh_inputs)
     touch_lines(send, layout_.input * elem_size_);
+  if (options_.check) check(hcomm_barrier(comm_.get(), nullptr), "hcomm_barrier");
   const CallArgs args{.send = send,
                       .recv = recv,
                       .count = point.count,

@@ -256,7 +256,8 @@ inline void define_options(CLI::App& app, Options& o, std::span<const std::strin
       ->capture_default_str();
   tools::add_switch(app, "--inplace", o.inplace, "Receive into the send buffer");
   tools::add_switch(app, "--check,!--no-check", o.check,
-                    "Check every element of every iteration, or not (default: check)");
+                    "Check every element of every iteration, each call then starting after a barrier; or not, the calls "
+                    "back to back (default: check)");
   tools::add_switch(app, "--blocking,!--nonblocking", o.blocking,
                     "Blocking calls, or the i-forms and hcomm_wait (default: blocking)");
   add_named(app, "--buffers", o.buffers, kBuffers, &BuffersInfo::buffers, "KIND",
