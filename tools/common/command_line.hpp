@@ -59,6 +59,18 @@ inline std::optional<double> parse_number(const std::string& text) {
   return value;
 }
 
+// A number (parse_number) above `low` (or from it, where `low_included`) and
+// at most `high`; `what` says so in the error ("seconds from 1 to 3600").
+inline CLI::Validator number_in(double low, bool low_included, double high, std::string what) {
+  return CLI::Validator(
+      [low, low_included, high, what = std::move(what)](std::string& text) -> std::string {
+        const std::optional<double> value = parse_number(text);
+        const bool above_low = value && (low_included ? *value >= low : *value > low);
+        return above_low && *value <= high ? "" : expected(what, text);
+      },
+      "");
+}
+
 // An option of integers from `min` to `max` (integer_in), shown as `type`.
 template <class T>
 CLI::Option* add_integer(CLI::App& app, const std::string& names, T& target, long long min, long long max,

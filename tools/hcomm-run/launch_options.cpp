@@ -11,16 +11,6 @@ namespace {
 // Longest --timeout accepted: far beyond any job, short of overflowing a clock.
 constexpr double kMaxTimeoutS = 1e8;
 
-CLI::Validator positive_seconds() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const std::optional<double> s = tools::parse_number(text);
-        return s && *s > 0 && *s <= kMaxTimeoutS ? ""
-                                                 : tools::expected("a positive number of seconds, at most 1e8", text);
-      },
-      "");
-}
-
 // The usage line names the program and its arguments, which CLI11 leaves
 // over rather than parses.
 class Formatter : public tools::Formatter {
@@ -63,7 +53,7 @@ void define_launch_options(CLI::App& app, LaunchOptions& options) {
   tools::add_switch(app, "--tag-output", options.tag_output, "Prefix every output line of rank i with \"[i] \"");
   app.add_option("--timeout", options.timeout_s, "Stop the job after S seconds and exit with 124")
       ->type_name("S")
-      ->check(positive_seconds());
+      ->check(tools::number_in(0, false, kMaxTimeoutS, "a positive number of seconds, at most 1e8"));
   app.prefix_command();
   app.callback([&app, &options] {
     options.command = program_and_arguments(app);

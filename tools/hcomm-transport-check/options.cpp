@@ -32,15 +32,6 @@ uint64_t random_seed() {
   return seed;
 }
 
-CLI::Validator timeout_seconds() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const std::optional<double> s = tools::parse_number(text);
-        return s && *s >= 1 && *s <= kMaxTimeoutSeconds ? "" : tools::expected("seconds from 1 to 3600", text);
-      },
-      "");
-}
-
 // Decimal, or hexadecimal and octal as C writes them.
 CLI::Validator seed_value() {
   return CLI::Validator(
@@ -100,7 +91,7 @@ void define_options(CLI::App& app, Options& o) {
       ->check(tools::list_of(test_names()));
   app.add_option("--timeout", o.timeout_seconds, "Seconds each test may take before its ranks are killed, 1 to 3600")
       ->type_name("S")
-      ->check(timeout_seconds())
+      ->check(tools::number_in(1, true, kMaxTimeoutSeconds, "seconds from 1 to 3600"))
       ->default_str("60");
   app.add_option("--seed", o.seed, "Seed of the random message plans, to repeat a run")
       ->type_name("S")
