@@ -27,8 +27,7 @@ plotting_python() {
 
 # plot <arguments...>: runs plot.py; sets RC.
 plot() {
-  "${PYTHON:-python3}" "$PLOT" "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
+  capture "${PYTHON:-python3}" "$PLOT" "$@"
 }
 
 expect_png() {

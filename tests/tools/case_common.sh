@@ -11,6 +11,13 @@ fail() {
   exit 1
 }
 
+# capture <command...>: runs it with stdout and stderr in $WORK/out and
+# $WORK/err; sets RC.
+capture() {
+  "$@" >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+}
+
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
 expect_out() { grep -qxF -- "$1" "$WORK/out" || fail "stdout lacks the line: $1"; }
 expect_err() { grep -qF -- "$1" "$WORK/err" || fail "stderr lacks: $1"; }

@@ -19,8 +19,7 @@ info() {
   local vars=()
   while [ "$1" != "--" ]; do vars+=("$1"); shift; done
   shift
-  env "${vars[@]}" "$INFO" "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
+  capture env "${vars[@]}" "$INFO" "$@"
 }
 
 

@@ -15,8 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/case_common.sh"
 perf() {
   local ranks=$1
   shift
-  "$RUN" -n "$ranks" --timeout 50 "$PERF" "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
+  capture "$RUN" -n "$ranks" --timeout 50 "$PERF" "$@"
 }
 
 
@@ -411,8 +410,7 @@ case_bad_arguments() {
   grep -qF -- "--json: cannot write" "$WORK/err" || fail "no message for a bad JSON path"
   local option want
   for option in --help -h; do
-    "$PERF" "$option" >"$WORK/out" 2>"$WORK/err"
-    RC=$?
+    capture "$PERF" "$option"
     expect_rc 0
     expect_out "Usage: hcomm-perf [OPTIONS]"
     for want in "-c,--collective NAME=allreduce" "-b,--minbytes SIZE=8" "--select COLLS" "--fresh-inputs"; do

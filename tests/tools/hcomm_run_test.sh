@@ -18,8 +18,7 @@ trap 'rm -rf "$WORK" $DECOY' EXIT
 launch() {
   local start end
   start=$(date +%s%N)
-  "$RUN" "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
+  capture "$RUN" "$@"
   end=$(date +%s%N)
   ELAPSED_MS=$(((end - start) / 1000000))
 }

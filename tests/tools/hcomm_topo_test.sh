@@ -14,15 +14,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/case_common.sh"
 topo() {
   local ranks=$1
   shift
-  "$RUN" -n "$ranks" --timeout 50 "$TOPO" "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
+  capture "$RUN" -n "$ranks" --timeout 50 "$TOPO" "$@"
 }
 
 
 # topo_alone <hcomm-topo arguments...>: without a launcher; sets RC.
 topo_alone() {
-  "$TOPO" "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
+  capture "$TOPO" "$@"
 }
 
 # The rows of a table: the lines after its title up to the next blank line,

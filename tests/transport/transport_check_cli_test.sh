@@ -10,8 +10,7 @@ CASE=$3
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/case_common.sh"
 
 check() {
-  "$CHECK" "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
+  capture "$CHECK" "$@"
 }
 
 # A command line that cannot run: exit 2 before any test, one line that
