@@ -6,11 +6,13 @@
 #include <sys/un.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <utility>
 
 namespace example {
 
@@ -54,12 +56,13 @@ Address listening_address(int listener) {
 
 bool would_block() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
-// Who is at the other end of an accepted connection, for the log.
-std::string peer_process(int fd) {
+// Who is at the other end of an accepted connection: its user (the source
+// that pending connections are bounded by) and, for the log, its process.
+std::pair<uint32_t, std::string> peer_process(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return "an unknown process";
-  return format("pid %d (uid %u)", static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid));
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return {UINT32_MAX, "an unknown process"};
+  return {cred.uid, format("pid %d (uid %u)", static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid))};
 }
 
 static_assert(sizeof(Hello) == 20 && sizeof(Challenge) == 48, "handshake messages go on the wire as they are");
@@ -421,8 +424,18 @@ void Net::accept_all() {
       if (would_block() || errno == ECONNABORTED) return;
       throw_errno("accept4");
     }
-    std::string from = peer_process(fd.get());
-    pending_.push_back(Pending{.fd = std::move(fd), .from = std::move(from)});
+    auto [source, from] = peer_process(fd.get());
+    // Anyone who can reach the socket may connect and say nothing: the
+    // oldest pending connection beyond a bound makes room for the newcomer.
+    auto drop = hcomm::plugin::pending_to_drop(pending_.begin(), pending_.end(), source, hcomm::plugin::kPendingLimits,
+                                               [](const Pending& p) { return p.state(); });
+    if (drop != pending_.end()) {
+      HCOMM_PLUGIN_LOG_LIMITED(services_, HCOMM_LOG_WARN, "NET",
+                               "example: dropped a pending connection from %s: too many are waiting for a handshake",
+                               drop->from.c_str());
+      pending_.erase(drop);
+    }
+    pending_.push_back(Pending{.fd = std::move(fd), .source = source, .from = std::move(from)});
   }
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hcomm/plugin/auth.hpp"
+#include "hcomm/plugin/pending.hpp"
 #include "hcomm/plugin/transport.h"
 #include "hcomm/plugin/util.hpp"
 
@@ -210,12 +211,14 @@ class Net {
   // challenged) its proof.
   struct Pending {
     Fd fd;
+    uint32_t source;   // its user: pending connections are bounded per user (hcomm/plugin/pending.hpp)
     std::string from;  // its process, for the log
     Hello hello{};
     bool challenged = false;
     auth::Nonce nonce{};  // this side's, sent in the challenge
     auth::Mac proof{};
     size_t got = 0;  // bytes of the hello, then of the proof
+    hcomm::plugin::PendingState state() const { return {.open = true, .silent = !challenged, .source = source}; }
   };
   void accept_all();
   void handshakes();

@@ -18,6 +18,7 @@
 
 #include "core/bootstrap/socket.hpp"
 #include "examples/vendor-transport/example_net.hpp"
+#include "hcomm/plugin/pending.hpp"
 
 namespace example {
 namespace {
@@ -143,6 +144,33 @@ TEST_F(ExampleHandshake, KeyNeverTravelsAndAReplayProvesNothing) {
   });
   EXPECT_TRUE(closed) << "rank 2 kept the replayed connection open";
   EXPECT_NE(logged().find("did not prove the communicator's key"), std::string::npos) << logged();
+}
+
+// Connections that say nothing, more than the bound on pending ones
+// (hcomm/plugin/pending.hpp), must not lock a real rank out: the oldest
+// silent ones make room, and rank 0 still connects to rank 1.
+TEST_F(ExampleHandshake, SilentConnectionsBeyondTheBoundDoNotLockRanksOut) {
+  const size_t silent = hcomm::plugin::kPendingLimits.total + 64;
+  std::vector<Fd> strangers;
+  for (size_t i = 0; i < silent; ++i) {
+    strangers.push_back(connect_to(nets_[1]->address()));
+    if (i % 32 == 31) progress_all();  // the listener's backlog is bounded too
+  }
+  progress_all();
+  // The oldest strangers were dropped: their connections read as closed.
+  size_t dropped = 0;
+  for (const Fd& fd : strangers) {
+    uint8_t byte;
+    dropped += ::recv(fd.get(), &byte, 1, MSG_DONTWAIT) == 0;
+  }
+  EXPECT_GE(dropped, silent - hcomm::plugin::kPendingLimits.per_source);
+  Endpoint& ep01 = nets_[0]->connect(1, nets_[1]->address());
+  Endpoint& ep10 = nets_[1]->connect(0, nets_[0]->address());
+  EXPECT_TRUE(poll_until(3, [&] {
+    progress_all();
+    return ep01.ready() && ep10.ready();
+  })) << logged();
+  EXPECT_NE(logged().find("too many are waiting for a handshake"), std::string::npos) << logged();
 }
 
 }  // namespace
