@@ -46,6 +46,11 @@ void Endpoint::fail(hcomm_result_t code, const std::string& text) {
   failure_ = text;
   std::vector<Request*> waiting(pending_.begin(), pending_.end());
   for (Request* r : waiting) fail_request(*r, code, text + ": " + r->describe(rank_));
+  remove_leftover_if_dead();
+}
+
+void Endpoint::remove_leftover_if_dead() {
+  if (process_ && !leftover_.empty() && !process_->alive()) ::shm_unlink(leftover_.c_str());
 }
 
 void Endpoint::peer_closed() {
@@ -67,8 +72,6 @@ void Endpoint::check(Clock::time_point now, Clock::duration grace) {
   if ((state_ != State::kOpen && state_ != State::kPeerClosed) || pending_.empty()) return;
   if (process_ && !process_->alive()) {
     fail(HCOMM_ERR_REMOTE, plugin::format("ofi: rank %d (pid %d on this host) died", rank_, static_cast<int>(pid_)));
-    // The provider unlinks its region at close, which a killed process never reaches.
-    if (!leftover_.empty()) ::shm_unlink(leftover_.c_str());
     return;
   }
   if (state_ != State::kPeerClosed) return;

@@ -46,6 +46,10 @@ class Endpoint {
   // Fails every pending request (and later posts) with `code` and `text`.
   void fail(hcomm_result_t code, const std::string& text);
   void peer_closed();
+  // The provider unlinks its region at close, which a killed process never
+  // reaches: once this peer is seen dead, however its death showed (its
+  // requests failing, or the watch), its region goes.
+  void remove_leftover_if_dead();
   // ep_close: pending requests fail; nothing more may be posted.
   void close();
   // The periodic check: the peer's process is alive; receives that nothing

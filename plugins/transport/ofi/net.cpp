@@ -219,6 +219,7 @@ bool Net::test(Request& r, size_t* bytes) {
 
 void Net::fail(Request& r, hcomm_result_t code, const std::string& text) {
   r.ep->remove(r);
+  r.ep->remove_leftover_if_dead();
   if (r.finished) return;
   r.finished = true;
   r.status = code;
