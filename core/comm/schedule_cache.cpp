@@ -61,13 +61,6 @@ bool ScheduleCache::KeyLess::operator()(const Key& a, const Key& b) const {
   return false;
 }
 
-bool ScheduleCache::Key::operator==(const Key& o) const {
-  if (fixed != o.fixed) return false;
-  for (size_t i = 0; i < layout.size(); ++i)
-    if (!std::ranges::equal(layout[i], o.layout[i])) return false;
-  return true;
-}
-
 ScheduleCache::Key ScheduleCache::key_of(const hcomm_coll_args_t& a) const {
   // Every field given: zeroing the key first would cost more than the rest.
   const auto span = [&](size_t i) {
@@ -78,9 +71,8 @@ ScheduleCache::Key ScheduleCache::key_of(const hcomm_coll_args_t& a) const {
              .layout = {span(0), span(1), span(2), span(3)}};
 }
 
-const std::shared_ptr<const exec::Schedule>& ScheduleCache::collective(const hcomm_coll_args_t& args) {
+const std::shared_ptr<const exec::Schedule>& ScheduleCache::lookup(const hcomm_coll_args_t& args) {
   Key key = key_of(args);
-  if (last_ && key == last_key_) return last_;
   auto it = collectives_.find(key);
   if (it == collectives_.end()) {
     // The stored key and the schedule's args point into the entry's copies.
@@ -100,7 +92,6 @@ const std::shared_ptr<const exec::Schedule>& ScheduleCache::collective(const hco
                 entry->schedule->steps.size());
     it = collectives_.emplace(key, std::move(entry)).first;
   }
-  last_key_ = it->first;
   // Shares the entry, so that the arrays live as long as the schedule is used.
   last_ = std::shared_ptr<const exec::Schedule>(it->second, it->second->schedule.get());
   return last_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <span>
@@ -25,7 +26,9 @@ class ScheduleCache {
 
   // The schedule of a collective call, built on first use (with its
   // agreement, for the argument check). Throws when no algorithm serves it.
-  const std::shared_ptr<const exec::Schedule>& collective(const hcomm_coll_args_t& args);
+  const std::shared_ptr<const exec::Schedule>& collective(const hcomm_coll_args_t& args) {
+    return last_ && repeats_last(args) ? last_ : lookup(args);
+  }
   // The schedule of a send to (a receive from) args.root.
   const std::shared_ptr<const exec::Schedule>& p2p(bool send, const hcomm_coll_args_t& args);
 
@@ -44,7 +47,6 @@ class ScheduleCache {
   struct Key {
     std::tuple<int, size_t, int, int, int, int, uint32_t> fixed;
     std::array<std::span<const size_t>, 4> layout;
-    bool operator==(const Key& o) const;
   };
   struct KeyLess {
     bool operator()(const Key& a, const Key& b) const;
@@ -58,16 +60,27 @@ class ScheduleCache {
   };
 
   Key key_of(const hcomm_coll_args_t& args) const;
+  const std::shared_ptr<const exec::Schedule>& lookup(const hcomm_coll_args_t& args);
+  // Whether a call asks for what the last one did (its schedule's args,
+  // whose layout arrays are the entry's copies): a training loop's calls
+  // compare a few fields and look nothing up.
+  bool repeats_last(const hcomm_coll_args_t& a) const {
+    const hcomm_coll_args_t& l = last_->args;
+    const auto same = [n = static_cast<size_t>(nranks_)](const size_t* x, const size_t* y) {
+      return x && y ? std::memcmp(x, y, n * sizeof(size_t)) == 0 : x == y;
+    };
+    return a.coll == l.coll && a.count == l.count && a.dtype == l.dtype && a.op == l.op && a.root == l.root &&
+           a.in_place == l.in_place && a.mem_kind == l.mem_kind && same(a.send_counts, l.send_counts) &&
+           same(a.send_displs, l.send_displs) && same(a.recv_counts, l.recv_counts) &&
+           same(a.recv_displs, l.recv_displs);
+  }
 
   int nranks_;
   algorithm::Selector selector_;
   // [0] sends, [1] receives: the core's own one-step algorithms.
   std::array<algorithm::Selector, 2> p2p_builders_;
   std::map<Key, std::shared_ptr<Cached>, KeyLess> collectives_;
-  // The last call's key and schedule, which shares its entry: a call like
-  // the one before (a training loop's) looks nothing up and counts no
-  // references.
-  Key last_key_;
+  // The last call's schedule, which shares its entry (and so its arrays).
   std::shared_ptr<const exec::Schedule> last_;
   // (send, peer, count, dtype) -> the one-step schedule.
   std::map<std::tuple<bool, int, size_t, int>, std::shared_ptr<const exec::Schedule>> p2p_;

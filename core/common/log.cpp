@@ -48,8 +48,6 @@ Config& config() {
   return c;
 }
 
-std::atomic<int> g_first_rank{-1};
-thread_local int t_rank = -1;
 std::mutex g_write_mutex;
 
 }  // namespace
@@ -101,7 +99,7 @@ void write(hcomm_log_level_t level, unsigned subsys, const std::string& message)
   const char* sub = "CORE";
   for (const auto& s : kSubsys)
     if (s.bit == subsys) sub = s.name;
-  const int rank = t_rank >= 0 ? t_rank : g_first_rank.load(std::memory_order_relaxed);
+  const int rank = detail::t_rank >= 0 ? detail::t_rank : detail::g_first_rank.load(std::memory_order_relaxed);
   std::string rank_text = rank >= 0 ? std::to_string(rank) : "?";
   std::lock_guard<std::mutex> lock(g_write_mutex);
   std::fprintf(c.out, "%s:%d:%s HCOMM %s %s %s\n", c.host.c_str(), static_cast<int>(getpid()), rank_text.c_str(),
@@ -109,13 +107,16 @@ void write(hcomm_log_level_t level, unsigned subsys, const std::string& message)
   std::fflush(c.out);
 }
 
-RankScope::RankScope(int rank) : previous_(t_rank) {
-  t_rank = rank;
+namespace detail {
+
+thread_local int t_rank __attribute__((tls_model("initial-exec"))) = -1;
+std::atomic<int> g_first_rank{-1};
+
+void note_first_rank(int rank) {
   int none = -1;
-  if (g_first_rank.load(std::memory_order_relaxed) < 0)
-    g_first_rank.compare_exchange_strong(none, rank, std::memory_order_relaxed);
+  g_first_rank.compare_exchange_strong(none, rank, std::memory_order_relaxed);
 }
 
-RankScope::~RankScope() { t_rank = previous_; }
+}  // namespace detail
 
 }  // namespace hcomm::log

@@ -2,6 +2,7 @@
 // HCOMM_DEBUG_FILE); lines are prefixed with host, pid and rank.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "core/common/error.hpp"
@@ -23,10 +24,21 @@ std::string file_path(const std::string& pattern);
 // Lines this thread logs while a RankScope lives show its rank: the rank of
 // the communicator the thread works for. Other lines show the rank of the
 // process's first communicator ("?" before there is one).
+// Every call enters one, so it is a store and a load of a thread-local in
+// the static TLS block (initial-exec: no lookup of the library's block).
+namespace detail {
+extern thread_local int t_rank __attribute__((tls_model("initial-exec")));
+extern std::atomic<int> g_first_rank;
+void note_first_rank(int rank);
+}  // namespace detail
+
 class RankScope {
  public:
-  explicit RankScope(int rank);
-  ~RankScope();
+  explicit RankScope(int rank) : previous_(detail::t_rank) {
+    detail::t_rank = rank;
+    if (detail::g_first_rank.load(std::memory_order_relaxed) < 0) [[unlikely]] detail::note_first_rank(rank);
+  }
+  ~RankScope() { detail::t_rank = previous_; }
   RankScope(const RankScope&) = delete;
   RankScope& operator=(const RankScope&) = delete;
 
