@@ -268,6 +268,57 @@ void build_blocks_in_signals(const DirectCall& direct, ScheduleWriter& out) {
   }
 }
 
+// Gather, scatter and alltoall blocks beyond the signals, up to
+// kBlocksInWindowsBytes per block and where a rank's SEND fits its window,
+// travel through the windows: each sender copies its SEND into its window
+// (at the same offsets) and signals the block's receivers, which load their
+// block from there into its place in RECV. Not the rooted ones on more ranks
+// than cores.
+constexpr uint64_t kBlocksInWindowsBytes = 4 << 10;
+bool blocks_in_windows(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t block) {
+  const uint64_t send_bytes = coll == HCOMM_COLL_GATHER ? block : block * static_cast<uint64_t>(view.nranks);
+  return only_from_peers(coll) && (view.flags & HCOMM_VIEW_MAPPED) && block <= kBlocksInWindowsBytes &&
+         send_bytes <= view.window_bytes && !rooted_oversubscribed(view, coll) && !reads_peer_buffers(view, block);
+}
+
+void build_blocks_in_windows(const DirectCall& direct, ScheduleWriter& out) {
+  const Call& call = direct.call;
+  const hcomm_coll_t coll = call.args.coll;
+  if (coll != HCOMM_COLL_ALLTOALL) check_root(call);
+  const uint64_t b = call.bytes;
+  if (b == 0) return;
+  const int me = call.rank, n = call.nranks, root = call.args.root;
+  const bool gathers = coll == HCOMM_COLL_GATHER, scatters = coll == HCOMM_COLL_SCATTER;
+  const bool sends = !scatters || me == root, own_result = coll == HCOMM_COLL_ALLTOALL || me == root;
+  const auto sends_to = [&](int p) { return gathers ? p == root : sends; };
+  const auto hears_from = [&](int p) { return scatters ? p == root : !gathers || me == root; };
+  const auto send_offset = [&](int to) { return gathers ? 0 : to * b; };
+  const auto recv_at = [&](int from) { return at(HCOMM_BUF_RECV, scatters ? 0 : from * b); };
+  int32_t copied = -1;
+  if (sends && (!gathers || me != root))
+    copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = at(HCOMM_BUF_WINDOW, 0),
+                      .bytes = gathers ? b : n * b, .nchunks = 1});
+  if (own_result && !call.args.in_place)
+    out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, send_offset(me)), .dst = recv_at(me), .bytes = b,
+             .nchunks = 1});
+  for (int k = 1; k < n; ++k) {
+    const int p = (me + k) % n;
+    if (!sends_to(p)) continue;
+    hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .nchunks = 1};
+    wait_whole(signal, copied);
+    out.add(signal);
+  }
+  for (int k = 1; k < n; ++k) {
+    const int p = (me + k) % n;
+    if (!hears_from(p)) continue;
+    hcomm_step_t load = read_step(call, p, at(HCOMM_BUF_WINDOW, send_offset(me)), recv_at(p), b, 1, false, false);
+    wait_whole(load, wait_for(out, p, kInputReady, -1));
+    // In place, RECV is SEND: block p arrives where the window copy read it.
+    if (copied >= 0 && call.args.in_place) wait_whole(load, copied);
+    out.add(load);
+  }
+}
+
 // Where one_shot reads the peers' buffers for an allgather(v) or a
 // reduce-scatter(v) whose largest block is `block` bytes (every rank sees
 // the same), and leaves smaller blocks to the message algorithms (its cost is
@@ -353,6 +404,7 @@ void build_allgather(const DirectCall& direct, ScheduleWriter& out) {
 void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
   const hcomm_coll_t coll = direct.call.args.coll;
   if (blocks_in_signals(direct.view, coll, direct.call.bytes)) return build_blocks_in_signals(direct, out);
+  if (blocks_in_windows(direct.view, coll, direct.call.bytes)) return build_blocks_in_windows(direct, out);
   if (only_from_peers(coll) || serves_from_peers(direct.view, coll, direct.call.bytes))
     return build_from_peers(direct, out);
   switch (coll) {
@@ -382,6 +434,9 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   // In build_one_shot's order, so that the cost is of the schedule built.
   if (blocks_in_signals(*view, args->coll, bytes))  // a root's or an alltoall's n - 1 blocks in lines
     return m.alpha_us + (view->nranks - 1) * b * m.beta_us_per_byte;
+  if (blocks_in_windows(*view, args->coll, bytes))  // copied into the window, and n - 1 blocks loaded
+    return m.alpha_us + (args->coll == HCOMM_COLL_GATHER ? 1.0 : view->nranks) * b * m.beta_us_per_byte +
+           (view->nranks - 1) * b * m.beta_us_per_byte;
   if (serves_from_peers(*view, args->coll, bytes)) return from_peers_cost(*args, *view);
   if (only_from_peers(args->coll)) return bytes == 0 ? 0.0 : std::numeric_limits<double>::infinity();  // nothing moves
   if (args->coll == HCOMM_COLL_BARRIER)
