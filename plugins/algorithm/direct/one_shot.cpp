@@ -268,17 +268,18 @@ void build_blocks_in_signals(const DirectCall& direct, ScheduleWriter& out) {
   }
 }
 
-// Gather, scatter and alltoall blocks beyond the signals, up to
-// kBlocksInWindowsBytes per block and where a rank's SEND fits its window,
-// travel through the windows: each sender copies its SEND into its window
-// (at the same offsets) and signals the block's receivers, which load their
-// block from there into its place in RECV. Not the rooted ones on more ranks
-// than cores.
-constexpr uint64_t kBlocksInWindowsBytes = 4 << 10;
+// Gather, scatter and alltoall blocks beyond the signals travel through
+// the windows where a rank's SEND fits its window and the blocks are not
+// read from the peers' buffers (serves_from_peers): each sender copies its
+// SEND into its window (at the same offsets) and signals the block's
+// receivers, which load their block from there into its place in RECV. Two
+// copies, but no message protocol: ahead of the message algorithms at every
+// size up to where the peers' buffers are read. Not the rooted ones on more
+// ranks than cores.
 bool blocks_in_windows(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t block) {
   const uint64_t send_bytes = coll == HCOMM_COLL_GATHER ? block : block * static_cast<uint64_t>(view.nranks);
-  return only_from_peers(coll) && (view.flags & HCOMM_VIEW_MAPPED) && block <= kBlocksInWindowsBytes &&
-         send_bytes <= view.window_bytes && !rooted_oversubscribed(view, coll) && !reads_peer_buffers(view, block);
+  return only_from_peers(coll) && (view.flags & HCOMM_VIEW_MAPPED) && send_bytes <= view.window_bytes &&
+         !rooted_oversubscribed(view, coll) && !serves_from_peers(view, coll, block);
 }
 
 void build_blocks_in_windows(const DirectCall& direct, ScheduleWriter& out) {
@@ -434,9 +435,9 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
   // In build_one_shot's order, so that the cost is of the schedule built.
   if (blocks_in_signals(*view, args->coll, bytes))  // a root's or an alltoall's n - 1 blocks in lines
     return m.alpha_us + (view->nranks - 1) * b * m.beta_us_per_byte;
-  if (blocks_in_windows(*view, args->coll, bytes))  // copied into the window, and n - 1 blocks loaded
-    return m.alpha_us + (args->coll == HCOMM_COLL_GATHER ? 1.0 : view->nranks) * b * m.beta_us_per_byte +
-           (view->nranks - 1) * b * m.beta_us_per_byte;
+  // n - 1 blocks loaded from the windows; the copy into a window stays in
+  // the writer's cache, and costs little beside the loads across cores.
+  if (blocks_in_windows(*view, args->coll, bytes)) return m.alpha_us + (view->nranks - 1) * b * m.beta_us_per_byte;
   if (serves_from_peers(*view, args->coll, bytes)) return from_peers_cost(*args, *view);
   if (only_from_peers(args->coll)) return bytes == 0 ? 0.0 : std::numeric_limits<double>::infinity();  // nothing moves
   if (args->coll == HCOMM_COLL_BARRIER)
