@@ -140,16 +140,16 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
 }
 
 // A broadcast's data, a reduce's input or an allgather's block travel in
-// the signals (in_signals) or through the windows up to kWindowPathBytes.
-// Beyond, the message algorithms are ahead, so one_shot leaves them those.
-// So it does the rooted collectives on more ranks than cores
-// (rooted_oversubscribed). A reduce's root loads every input after its
-// signal and reduces them, which the message algorithms pipeline better from
-// 512 bytes.
-constexpr uint64_t kWindowPathBytes = 1024;
+// the signals (in_signals) or through the windows: a broadcast's and an
+// allgather's wherever they fit one (two copies, but no message protocol:
+// ahead of the message algorithms at every size up to where the peers'
+// buffers are read), a reduce's up to kReduceWindowBytes (its root loads
+// every input after its signal and reduces them, which the message
+// algorithms pipeline better from 512 bytes). Not the rooted collectives on
+// more ranks than cores (rooted_oversubscribed).
 constexpr uint64_t kReduceWindowBytes = 256;
 uint64_t window_limit(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
-  return std::min(coll == HCOMM_COLL_REDUCE ? kReduceWindowBytes : kWindowPathBytes, view.window_bytes);
+  return coll == HCOMM_COLL_REDUCE ? std::min(kReduceWindowBytes, view.window_bytes) : view.window_bytes;
 }
 bool small_served(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
   if (rooted_oversubscribed(view, coll)) return false;
@@ -424,9 +424,10 @@ void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
 // reduced; beyond, a load of every input and n - 1 reductions of it, plus a
 // copy into the window and a synchronisation or two per piece; reduce, up to
 // 256 bytes, the same on the root only. Barrier: a flag seen, plus a line
-// per peer. Broadcast: a flag seen, and through the window the data copied
-// in and loaded. Allgather: the same for every block; larger blocks of
-// allgathers and reduce-scatters from the peers' buffers.
+// per peer. Broadcast: a flag seen, and through the window the data loaded
+// (the copy into the window stays in the writer's cache and costs little
+// beside the loads across cores). Allgather: the same for every block;
+// larger blocks of allgathers and reduce-scatters from the peers' buffers.
 double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* view) {
   if (!(view->flags & HCOMM_VIEW_MAPPED)) return std::numeric_limits<double>::infinity();
   const uint64_t bytes = static_cast<uint64_t>(args->count) * args->dtype_size;
@@ -462,12 +463,12 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
       return 2.0 * m.alpha_us + (gathers ? peers * block * m.beta_us_per_byte
                                          : block * m.beta_us_per_byte + peers * block * m.gamma_us_per_byte);
     if (!gathers || !small_served(*view, args->coll, largest)) return std::numeric_limits<double>::infinity();
-    // Copied in, and each block out.
-    return m.alpha_us + (in_signals(*view, args->coll, largest) ? 0.0 : view->nranks * block * m.beta_us_per_byte);
+    // Each other block loaded.
+    return m.alpha_us + (in_signals(*view, args->coll, largest) ? 0.0 : peers * block * m.beta_us_per_byte);
   }
   if (args->coll == HCOMM_COLL_BROADCAST) {
     if (!small_served(*view, args->coll, bytes)) return std::numeric_limits<double>::infinity();
-    return m.alpha_us + (in_signals(*view, args->coll, bytes) ? 0.0 : 2.0 * b * m.beta_us_per_byte);  // in and out
+    return m.alpha_us + (in_signals(*view, args->coll, bytes) ? 0.0 : b * m.beta_us_per_byte);  // loaded
   }
   if (in_signals(*view, args->coll, bytes))  // every peer's input in its lines, then reduced
     return m.alpha_us + (view->nranks - 1) * b * (m.beta_us_per_byte + m.gamma_us_per_byte);
