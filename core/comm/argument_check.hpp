@@ -49,10 +49,11 @@ class ArgumentCheck {
   uint64_t record(uint32_t seq, const exec::Agreement& a) {
     chain_ = mix(chain_, a.hash);
     Entry& e = history_[seq % kHistory];
+    // A loop of the same call finds its agreement there already.
+    if (!e.valid || e.agreement.hash != a.hash) e.agreement = a;
     e.seq = seq;
     e.valid = 1;
     e.chain = chain_;
-    e.agreement = a;
     return chain_;
   }
 

@@ -36,7 +36,8 @@ struct Buffers {
 constexpr uint32_t kSeqsInFlight = 1u << 12;
 constexpr uint64_t kTagSignatureMask = 0x7FF;
 constexpr uint64_t collective_tag_base(uint32_t seq, uint64_t signature = 0) {
-  const uint64_t s = signature % kTagSignatureMask;  // never all ones
+  const uint64_t low = signature & kTagSignatureMask;
+  const uint64_t s = low - (low == kTagSignatureMask);  // never all ones
   return uint64_t{seq % kSeqsInFlight} << 51 | s << 40;
 }
 // The tag of the argument check's messages (comm/argument_check.hpp).
