@@ -140,20 +140,13 @@ void build_barrier(const DirectCall& direct, ScheduleWriter& out) {
 }
 
 // A broadcast's data, a reduce's input or an allgather's block travel in
-// the signals (in_signals) or through the windows: a broadcast's and an
-// allgather's wherever they fit one (two copies, but no message protocol:
-// ahead of the message algorithms at every size up to where the peers'
-// buffers are read), a reduce's up to kReduceWindowBytes (its root loads
-// every input after its signal and reduces them, which the message
-// algorithms pipeline better from 512 bytes). Not the rooted collectives on
-// more ranks than cores (rooted_oversubscribed).
-constexpr uint64_t kReduceWindowBytes = 256;
-uint64_t window_limit(const hcomm_comm_view_t& view, hcomm_coll_t coll) {
-  return coll == HCOMM_COLL_REDUCE ? std::min(kReduceWindowBytes, view.window_bytes) : view.window_bytes;
-}
+// the signals (in_signals) or through the windows wherever they fit one:
+// two copies, but no message protocol, ahead of the message algorithms at
+// every size up to where the peers' buffers are read. Not the rooted
+// collectives on more ranks than cores (rooted_oversubscribed).
 bool small_served(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_t bytes) {
   if (rooted_oversubscribed(view, coll)) return false;
-  return in_signals(view, coll, bytes) || bytes <= window_limit(view, coll);
+  return in_signals(view, coll, bytes) || bytes <= view.window_bytes;
 }
 void check_small(const DirectCall& direct, uint64_t bytes) {
   const hcomm_coll_t coll = direct.call.args.coll;
@@ -161,7 +154,7 @@ void check_small(const DirectCall& direct, uint64_t bytes) {
     HCOMM_PLUGIN_THROW(HCOMM_ERR_UNSUPPORTED, "%s: %llu bytes per rank are left to the message algorithms (one_shot "
                        "serves up to %llu, and no rooted collective on more ranks than cores)", direct.call.algorithm,
                        static_cast<unsigned long long>(bytes),
-                       static_cast<unsigned long long>(window_limit(direct.view, coll)));
+                       static_cast<unsigned long long>(direct.view.window_bytes));
 }
 
 // This rank's `bytes` at SEND made readable by every peer, or by `only`
@@ -422,8 +415,8 @@ void build_one_shot(const DirectCall& direct, ScheduleWriter& out) {
 
 // Allreduce: in the signals, every peer's input loaded with its flags and
 // reduced; beyond, a load of every input and n - 1 reductions of it, plus a
-// copy into the window and a synchronisation or two per piece; reduce, up to
-// 256 bytes, the same on the root only. Barrier: a flag seen, plus a line
+// copy into the window and a synchronisation or two per piece; reduce, the
+// same on the root only. Barrier: a flag seen, plus a line
 // per peer. Broadcast: a flag seen, and through the window the data loaded
 // (the copy into the window stays in the writer's cache and costs little
 // beside the loads across cores). Allgather: the same for every block;
@@ -445,8 +438,8 @@ double one_shot_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* vie
     return m.alpha_us + (view->nranks - 1) * kFlagLineBytes * m.beta_us_per_byte;
   if (args->coll == HCOMM_COLL_REDUCE) {
     if (!small_served(*view, args->coll, bytes)) return std::numeric_limits<double>::infinity();
-    // Copied in, and each input out.
-    const double loads = in_signals(*view, args->coll, bytes) ? 0.0 : 1.0 + view->nranks;
+    // Each other input loaded (the copies into the windows stay in their writers' caches).
+    const double loads = in_signals(*view, args->coll, bytes) ? 0.0 : view->nranks - 1.0;
     return m.alpha_us + loads * b * m.beta_us_per_byte + (view->nranks - 1) * b * m.gamma_us_per_byte;
   }
   const bool gathers = args->coll == HCOMM_COLL_ALLGATHER || args->coll == HCOMM_COLL_ALLGATHERV;
