@@ -41,6 +41,9 @@ def prototypes(path, begin, end):
     for stmt in text.split(";"):
         stmt = " ".join(stmt.replace("MPICH_API_PUBLIC", "").replace("ROMIO_API_PUBLIC", "").split())
         stmt = stmt.replace("MPIO_Request", "MPI_Request")
+        # Arrays as pointers (the same type): GCC warns where an array
+        # parameter receives MPI_STATUSES_IGNORE, (MPI_Status *)1.
+        stmt = re.sub(r"(\w+)\[\](?!\[)", r"*\1", stmt)
         stmt = re.sub(r"MPICH_ATTR_POINTER_WITH_TYPE_TAG\(\d+,\s*\d+\)", "", stmt).strip()
         m = re.match(r"^(int|double|MPI_Aint)\s+(MPI_\w+)\((.*)\)$", stmt)
         if m:

@@ -40,10 +40,10 @@ HCOMM_MPI_API MPI_Aint PMPI_Aint_diff([[maybe_unused]] MPI_Aint addr1, [[maybe_u
   return 0;
 }
 HCOMM_MPI_ALIAS(Aint_diff)
-HCOMM_MPI_API int PMPI_Alltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int sendcounts[],
-                                 [[maybe_unused]] const int sdispls[], [[maybe_unused]] const MPI_Datatype sendtypes[],
-                                 [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int recvcounts[],
-                                 [[maybe_unused]] const int rdispls[], [[maybe_unused]] const MPI_Datatype recvtypes[],
+HCOMM_MPI_API int PMPI_Alltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
+                                 [[maybe_unused]] const int* sdispls, [[maybe_unused]] const MPI_Datatype* sendtypes,
+                                 [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
+                                 [[maybe_unused]] const int* rdispls, [[maybe_unused]] const MPI_Datatype* recvtypes,
                                  MPI_Comm comm) {
   return unsupported("MPI_Alltoallw", comm);
 }
@@ -81,27 +81,27 @@ HCOMM_MPI_API int PMPI_Cancel([[maybe_unused]] MPI_Request* request) {
 }
 HCOMM_MPI_ALIAS(Cancel)
 HCOMM_MPI_API int PMPI_Cart_coords(MPI_Comm comm, [[maybe_unused]] int rank, [[maybe_unused]] int maxdims,
-                                   [[maybe_unused]] int coords[]) {
+                                   [[maybe_unused]] int* coords) {
   return unsupported("MPI_Cart_coords", comm);
 }
 HCOMM_MPI_ALIAS(Cart_coords)
-HCOMM_MPI_API int PMPI_Cart_create(MPI_Comm comm_old, [[maybe_unused]] int ndims, [[maybe_unused]] const int dims[],
-                                   [[maybe_unused]] const int periods[], [[maybe_unused]] int reorder,
+HCOMM_MPI_API int PMPI_Cart_create(MPI_Comm comm_old, [[maybe_unused]] int ndims, [[maybe_unused]] const int* dims,
+                                   [[maybe_unused]] const int* periods, [[maybe_unused]] int reorder,
                                    [[maybe_unused]] MPI_Comm* comm_cart) {
   return unsupported("MPI_Cart_create", comm_old);
 }
 HCOMM_MPI_ALIAS(Cart_create)
-HCOMM_MPI_API int PMPI_Cart_get(MPI_Comm comm, [[maybe_unused]] int maxdims, [[maybe_unused]] int dims[],
-                                [[maybe_unused]] int periods[], [[maybe_unused]] int coords[]) {
+HCOMM_MPI_API int PMPI_Cart_get(MPI_Comm comm, [[maybe_unused]] int maxdims, [[maybe_unused]] int* dims,
+                                [[maybe_unused]] int* periods, [[maybe_unused]] int* coords) {
   return unsupported("MPI_Cart_get", comm);
 }
 HCOMM_MPI_ALIAS(Cart_get)
-HCOMM_MPI_API int PMPI_Cart_map(MPI_Comm comm, [[maybe_unused]] int ndims, [[maybe_unused]] const int dims[],
-                                [[maybe_unused]] const int periods[], [[maybe_unused]] int* newrank) {
+HCOMM_MPI_API int PMPI_Cart_map(MPI_Comm comm, [[maybe_unused]] int ndims, [[maybe_unused]] const int* dims,
+                                [[maybe_unused]] const int* periods, [[maybe_unused]] int* newrank) {
   return unsupported("MPI_Cart_map", comm);
 }
 HCOMM_MPI_ALIAS(Cart_map)
-HCOMM_MPI_API int PMPI_Cart_rank(MPI_Comm comm, [[maybe_unused]] const int coords[], [[maybe_unused]] int* rank) {
+HCOMM_MPI_API int PMPI_Cart_rank(MPI_Comm comm, [[maybe_unused]] const int* coords, [[maybe_unused]] int* rank) {
   return unsupported("MPI_Cart_rank", comm);
 }
 HCOMM_MPI_ALIAS(Cart_rank)
@@ -110,7 +110,7 @@ HCOMM_MPI_API int PMPI_Cart_shift(MPI_Comm comm, [[maybe_unused]] int direction,
   return unsupported("MPI_Cart_shift", comm);
 }
 HCOMM_MPI_ALIAS(Cart_shift)
-HCOMM_MPI_API int PMPI_Cart_sub(MPI_Comm comm, [[maybe_unused]] const int remain_dims[],
+HCOMM_MPI_API int PMPI_Cart_sub(MPI_Comm comm, [[maybe_unused]] const int* remain_dims,
                                 [[maybe_unused]] MPI_Comm* newcomm) {
   return unsupported("MPI_Cart_sub", comm);
 }
@@ -213,19 +213,19 @@ HCOMM_MPI_API int PMPI_Comm_set_info(MPI_Comm comm, [[maybe_unused]] MPI_Info in
   return unsupported("MPI_Comm_set_info", comm);
 }
 HCOMM_MPI_ALIAS(Comm_set_info)
-HCOMM_MPI_API int PMPI_Comm_spawn([[maybe_unused]] const char* command, [[maybe_unused]] char* argv[],
+HCOMM_MPI_API int PMPI_Comm_spawn([[maybe_unused]] const char* command, [[maybe_unused]] char** argv,
                                   [[maybe_unused]] int maxprocs, [[maybe_unused]] MPI_Info info,
                                   [[maybe_unused]] int root, MPI_Comm comm, [[maybe_unused]] MPI_Comm* intercomm,
-                                  [[maybe_unused]] int array_of_errcodes[]) {
+                                  [[maybe_unused]] int* array_of_errcodes) {
   return unsupported("MPI_Comm_spawn", comm);
 }
 HCOMM_MPI_ALIAS(Comm_spawn)
-HCOMM_MPI_API int PMPI_Comm_spawn_multiple([[maybe_unused]] int count, [[maybe_unused]] char* array_of_commands[],
-                                           [[maybe_unused]] char** array_of_argv[],
-                                           [[maybe_unused]] const int array_of_maxprocs[],
-                                           [[maybe_unused]] const MPI_Info array_of_info[], [[maybe_unused]] int root,
+HCOMM_MPI_API int PMPI_Comm_spawn_multiple([[maybe_unused]] int count, [[maybe_unused]] char** array_of_commands,
+                                           [[maybe_unused]] char*** array_of_argv,
+                                           [[maybe_unused]] const int* array_of_maxprocs,
+                                           [[maybe_unused]] const MPI_Info* array_of_info, [[maybe_unused]] int root,
                                            MPI_Comm comm, [[maybe_unused]] MPI_Comm* intercomm,
-                                           [[maybe_unused]] int array_of_errcodes[]) {
+                                           [[maybe_unused]] int* array_of_errcodes) {
   return unsupported("MPI_Comm_spawn_multiple", comm);
 }
 HCOMM_MPI_ALIAS(Comm_spawn_multiple)
@@ -241,30 +241,29 @@ HCOMM_MPI_API int PMPI_Compare_and_swap([[maybe_unused]] const void* origin_addr
 }
 HCOMM_MPI_ALIAS(Compare_and_swap)
 HCOMM_MPI_API int PMPI_Dims_create([[maybe_unused]] int nnodes, [[maybe_unused]] int ndims,
-                                   [[maybe_unused]] int dims[]) {
+                                   [[maybe_unused]] int* dims) {
   return unsupported("MPI_Dims_create", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Dims_create)
-HCOMM_MPI_API int PMPI_Dist_graph_create(MPI_Comm comm_old, [[maybe_unused]] int n,
-                                         [[maybe_unused]] const int sources[], [[maybe_unused]] const int degrees[],
-                                         [[maybe_unused]] const int destinations[],
-                                         [[maybe_unused]] const int weights[], [[maybe_unused]] MPI_Info info,
+HCOMM_MPI_API int PMPI_Dist_graph_create(MPI_Comm comm_old, [[maybe_unused]] int n, [[maybe_unused]] const int* sources,
+                                         [[maybe_unused]] const int* degrees, [[maybe_unused]] const int* destinations,
+                                         [[maybe_unused]] const int* weights, [[maybe_unused]] MPI_Info info,
                                          [[maybe_unused]] int reorder, [[maybe_unused]] MPI_Comm* comm_dist_graph) {
   return unsupported("MPI_Dist_graph_create", comm_old);
 }
 HCOMM_MPI_ALIAS(Dist_graph_create)
 HCOMM_MPI_API int PMPI_Dist_graph_create_adjacent(
-    MPI_Comm comm_old, [[maybe_unused]] int indegree, [[maybe_unused]] const int sources[],
-    [[maybe_unused]] const int sourceweights[], [[maybe_unused]] int outdegree,
-    [[maybe_unused]] const int destinations[], [[maybe_unused]] const int destweights[], [[maybe_unused]] MPI_Info info,
-    [[maybe_unused]] int reorder, [[maybe_unused]] MPI_Comm* comm_dist_graph) {
+    MPI_Comm comm_old, [[maybe_unused]] int indegree, [[maybe_unused]] const int* sources,
+    [[maybe_unused]] const int* sourceweights, [[maybe_unused]] int outdegree, [[maybe_unused]] const int* destinations,
+    [[maybe_unused]] const int* destweights, [[maybe_unused]] MPI_Info info, [[maybe_unused]] int reorder,
+    [[maybe_unused]] MPI_Comm* comm_dist_graph) {
   return unsupported("MPI_Dist_graph_create_adjacent", comm_old);
 }
 HCOMM_MPI_ALIAS(Dist_graph_create_adjacent)
 HCOMM_MPI_API int PMPI_Dist_graph_neighbors(MPI_Comm comm, [[maybe_unused]] int maxindegree,
-                                            [[maybe_unused]] int sources[], [[maybe_unused]] int sourceweights[],
-                                            [[maybe_unused]] int maxoutdegree, [[maybe_unused]] int destinations[],
-                                            [[maybe_unused]] int destweights[]) {
+                                            [[maybe_unused]] int* sources, [[maybe_unused]] int* sourceweights,
+                                            [[maybe_unused]] int maxoutdegree, [[maybe_unused]] int* destinations,
+                                            [[maybe_unused]] int* destweights) {
   return unsupported("MPI_Dist_graph_neighbors", comm);
 }
 HCOMM_MPI_ALIAS(Dist_graph_neighbors)
@@ -625,24 +624,24 @@ HCOMM_MPI_API int PMPI_Get_elements_x([[maybe_unused]] const MPI_Status* status,
   return unsupported("MPI_Get_elements_x", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Get_elements_x)
-HCOMM_MPI_API int PMPI_Graph_create(MPI_Comm comm_old, [[maybe_unused]] int nnodes, [[maybe_unused]] const int indx[],
-                                    [[maybe_unused]] const int edges[], [[maybe_unused]] int reorder,
+HCOMM_MPI_API int PMPI_Graph_create(MPI_Comm comm_old, [[maybe_unused]] int nnodes, [[maybe_unused]] const int* indx,
+                                    [[maybe_unused]] const int* edges, [[maybe_unused]] int reorder,
                                     [[maybe_unused]] MPI_Comm* comm_graph) {
   return unsupported("MPI_Graph_create", comm_old);
 }
 HCOMM_MPI_ALIAS(Graph_create)
 HCOMM_MPI_API int PMPI_Graph_get(MPI_Comm comm, [[maybe_unused]] int maxindex, [[maybe_unused]] int maxedges,
-                                 [[maybe_unused]] int indx[], [[maybe_unused]] int edges[]) {
+                                 [[maybe_unused]] int* indx, [[maybe_unused]] int* edges) {
   return unsupported("MPI_Graph_get", comm);
 }
 HCOMM_MPI_ALIAS(Graph_get)
-HCOMM_MPI_API int PMPI_Graph_map(MPI_Comm comm, [[maybe_unused]] int nnodes, [[maybe_unused]] const int indx[],
-                                 [[maybe_unused]] const int edges[], [[maybe_unused]] int* newrank) {
+HCOMM_MPI_API int PMPI_Graph_map(MPI_Comm comm, [[maybe_unused]] int nnodes, [[maybe_unused]] const int* indx,
+                                 [[maybe_unused]] const int* edges, [[maybe_unused]] int* newrank) {
   return unsupported("MPI_Graph_map", comm);
 }
 HCOMM_MPI_ALIAS(Graph_map)
 HCOMM_MPI_API int PMPI_Graph_neighbors(MPI_Comm comm, [[maybe_unused]] int rank, [[maybe_unused]] int maxneighbors,
-                                       [[maybe_unused]] int neighbors[]) {
+                                       [[maybe_unused]] int* neighbors) {
   return unsupported("MPI_Graph_neighbors", comm);
 }
 HCOMM_MPI_ALIAS(Graph_neighbors)
@@ -677,7 +676,7 @@ HCOMM_MPI_API int PMPI_Group_difference([[maybe_unused]] MPI_Group group1, [[may
 }
 HCOMM_MPI_ALIAS(Group_difference)
 HCOMM_MPI_API int PMPI_Group_excl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                  [[maybe_unused]] const int ranks[], [[maybe_unused]] MPI_Group* newgroup) {
+                                  [[maybe_unused]] const int* ranks, [[maybe_unused]] MPI_Group* newgroup) {
   return unsupported("MPI_Group_excl", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Group_excl)
@@ -686,7 +685,7 @@ HCOMM_MPI_API int PMPI_Group_free([[maybe_unused]] MPI_Group* group) {
 }
 HCOMM_MPI_ALIAS(Group_free)
 HCOMM_MPI_API int PMPI_Group_incl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                  [[maybe_unused]] const int ranks[], [[maybe_unused]] MPI_Group* newgroup) {
+                                  [[maybe_unused]] const int* ranks, [[maybe_unused]] MPI_Group* newgroup) {
   return unsupported("MPI_Group_incl", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Group_incl)
@@ -714,8 +713,8 @@ HCOMM_MPI_API int PMPI_Group_size([[maybe_unused]] MPI_Group group, [[maybe_unus
 }
 HCOMM_MPI_ALIAS(Group_size)
 HCOMM_MPI_API int PMPI_Group_translate_ranks([[maybe_unused]] MPI_Group group1, [[maybe_unused]] int n,
-                                             [[maybe_unused]] const int ranks1[], [[maybe_unused]] MPI_Group group2,
-                                             [[maybe_unused]] int ranks2[]) {
+                                             [[maybe_unused]] const int* ranks1, [[maybe_unused]] MPI_Group group2,
+                                             [[maybe_unused]] int* ranks2) {
   return unsupported("MPI_Group_translate_ranks", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Group_translate_ranks)
@@ -724,10 +723,10 @@ HCOMM_MPI_API int PMPI_Group_union([[maybe_unused]] MPI_Group group1, [[maybe_un
   return unsupported("MPI_Group_union", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Group_union)
-HCOMM_MPI_API int PMPI_Ialltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int sendcounts[],
-                                  [[maybe_unused]] const int sdispls[], [[maybe_unused]] const MPI_Datatype sendtypes[],
-                                  [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int recvcounts[],
-                                  [[maybe_unused]] const int rdispls[], [[maybe_unused]] const MPI_Datatype recvtypes[],
+HCOMM_MPI_API int PMPI_Ialltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
+                                  [[maybe_unused]] const int* sdispls, [[maybe_unused]] const MPI_Datatype* sendtypes,
+                                  [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
+                                  [[maybe_unused]] const int* rdispls, [[maybe_unused]] const MPI_Datatype* recvtypes,
                                   MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
   return unsupported("MPI_Ialltoallw", comm);
 }
@@ -765,9 +764,9 @@ HCOMM_MPI_API int PMPI_Ineighbor_allgather([[maybe_unused]] const void* sendbuf,
 HCOMM_MPI_ALIAS(Ineighbor_allgather)
 HCOMM_MPI_API int PMPI_Ineighbor_allgatherv([[maybe_unused]] const void* sendbuf, [[maybe_unused]] int sendcount,
                                             [[maybe_unused]] MPI_Datatype sendtype, [[maybe_unused]] void* recvbuf,
-                                            [[maybe_unused]] const int recvcounts[],
-                                            [[maybe_unused]] const int displs[], [[maybe_unused]] MPI_Datatype recvtype,
-                                            MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
+                                            [[maybe_unused]] const int* recvcounts, [[maybe_unused]] const int* displs,
+                                            [[maybe_unused]] MPI_Datatype recvtype, MPI_Comm comm,
+                                            [[maybe_unused]] MPI_Request* request) {
   return unsupported("MPI_Ineighbor_allgatherv", comm);
 }
 HCOMM_MPI_ALIAS(Ineighbor_allgatherv)
@@ -778,20 +777,21 @@ HCOMM_MPI_API int PMPI_Ineighbor_alltoall([[maybe_unused]] const void* sendbuf, 
   return unsupported("MPI_Ineighbor_alltoall", comm);
 }
 HCOMM_MPI_ALIAS(Ineighbor_alltoall)
-HCOMM_MPI_API int PMPI_Ineighbor_alltoallv([[maybe_unused]] const void* sendbuf,
-                                           [[maybe_unused]] const int sendcounts[],
-                                           [[maybe_unused]] const int sdispls[], [[maybe_unused]] MPI_Datatype sendtype,
-                                           [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int recvcounts[],
-                                           [[maybe_unused]] const int rdispls[], [[maybe_unused]] MPI_Datatype recvtype,
+HCOMM_MPI_API int PMPI_Ineighbor_alltoallv([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
+                                           [[maybe_unused]] const int* sdispls, [[maybe_unused]] MPI_Datatype sendtype,
+                                           [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
+                                           [[maybe_unused]] const int* rdispls, [[maybe_unused]] MPI_Datatype recvtype,
                                            MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
   return unsupported("MPI_Ineighbor_alltoallv", comm);
 }
 HCOMM_MPI_ALIAS(Ineighbor_alltoallv)
-HCOMM_MPI_API int PMPI_Ineighbor_alltoallw(
-    [[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int sendcounts[],
-    [[maybe_unused]] const MPI_Aint sdispls[], [[maybe_unused]] const MPI_Datatype sendtypes[],
-    [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int recvcounts[], [[maybe_unused]] const MPI_Aint rdispls[],
-    [[maybe_unused]] const MPI_Datatype recvtypes[], MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
+HCOMM_MPI_API int PMPI_Ineighbor_alltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
+                                           [[maybe_unused]] const MPI_Aint* sdispls,
+                                           [[maybe_unused]] const MPI_Datatype* sendtypes,
+                                           [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
+                                           [[maybe_unused]] const MPI_Aint* rdispls,
+                                           [[maybe_unused]] const MPI_Datatype* recvtypes, MPI_Comm comm,
+                                           [[maybe_unused]] MPI_Request* request) {
   return unsupported("MPI_Ineighbor_alltoallw", comm);
 }
 HCOMM_MPI_ALIAS(Ineighbor_alltoallw)
@@ -852,7 +852,7 @@ HCOMM_MPI_API int PMPI_Neighbor_allgather([[maybe_unused]] const void* sendbuf, 
 HCOMM_MPI_ALIAS(Neighbor_allgather)
 HCOMM_MPI_API int PMPI_Neighbor_allgatherv([[maybe_unused]] const void* sendbuf, [[maybe_unused]] int sendcount,
                                            [[maybe_unused]] MPI_Datatype sendtype, [[maybe_unused]] void* recvbuf,
-                                           [[maybe_unused]] const int recvcounts[], [[maybe_unused]] const int displs[],
+                                           [[maybe_unused]] const int* recvcounts, [[maybe_unused]] const int* displs,
                                            [[maybe_unused]] MPI_Datatype recvtype, MPI_Comm comm) {
   return unsupported("MPI_Neighbor_allgatherv", comm);
 }
@@ -864,20 +864,20 @@ HCOMM_MPI_API int PMPI_Neighbor_alltoall([[maybe_unused]] const void* sendbuf, [
   return unsupported("MPI_Neighbor_alltoall", comm);
 }
 HCOMM_MPI_ALIAS(Neighbor_alltoall)
-HCOMM_MPI_API int PMPI_Neighbor_alltoallv([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int sendcounts[],
-                                          [[maybe_unused]] const int sdispls[], [[maybe_unused]] MPI_Datatype sendtype,
-                                          [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int recvcounts[],
-                                          [[maybe_unused]] const int rdispls[], [[maybe_unused]] MPI_Datatype recvtype,
+HCOMM_MPI_API int PMPI_Neighbor_alltoallv([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
+                                          [[maybe_unused]] const int* sdispls, [[maybe_unused]] MPI_Datatype sendtype,
+                                          [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
+                                          [[maybe_unused]] const int* rdispls, [[maybe_unused]] MPI_Datatype recvtype,
                                           MPI_Comm comm) {
   return unsupported("MPI_Neighbor_alltoallv", comm);
 }
 HCOMM_MPI_ALIAS(Neighbor_alltoallv)
-HCOMM_MPI_API int PMPI_Neighbor_alltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int sendcounts[],
-                                          [[maybe_unused]] const MPI_Aint sdispls[],
-                                          [[maybe_unused]] const MPI_Datatype sendtypes[],
-                                          [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int recvcounts[],
-                                          [[maybe_unused]] const MPI_Aint rdispls[],
-                                          [[maybe_unused]] const MPI_Datatype recvtypes[], MPI_Comm comm) {
+HCOMM_MPI_API int PMPI_Neighbor_alltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
+                                          [[maybe_unused]] const MPI_Aint* sdispls,
+                                          [[maybe_unused]] const MPI_Datatype* sendtypes,
+                                          [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
+                                          [[maybe_unused]] const MPI_Aint* rdispls,
+                                          [[maybe_unused]] const MPI_Datatype* recvtypes, MPI_Comm comm) {
   return unsupported("MPI_Neighbor_alltoallw", comm);
 }
 HCOMM_MPI_ALIAS(Neighbor_alltoallw)
@@ -1025,7 +1025,7 @@ HCOMM_MPI_API int PMPI_Ssend_init([[maybe_unused]] const void* buf, [[maybe_unus
 HCOMM_MPI_ALIAS(Ssend_init)
 HCOMM_MPI_API int PMPI_Start([[maybe_unused]] MPI_Request* request) { return unsupported("MPI_Start", MPI_COMM_WORLD); }
 HCOMM_MPI_ALIAS(Start)
-HCOMM_MPI_API int PMPI_Startall([[maybe_unused]] int count, [[maybe_unused]] MPI_Request array_of_requests[]) {
+HCOMM_MPI_API int PMPI_Startall([[maybe_unused]] int count, [[maybe_unused]] MPI_Request* array_of_requests) {
   return unsupported("MPI_Startall", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Startall)
@@ -1056,12 +1056,12 @@ HCOMM_MPI_API int PMPI_T_category_changed([[maybe_unused]] int* update_number) {
 }
 HCOMM_MPI_ALIAS(T_category_changed)
 HCOMM_MPI_API int PMPI_T_category_get_categories([[maybe_unused]] int cat_index, [[maybe_unused]] int len,
-                                                 [[maybe_unused]] int indices[]) {
+                                                 [[maybe_unused]] int* indices) {
   return unsupported("MPI_T_category_get_categories", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(T_category_get_categories)
 HCOMM_MPI_API int PMPI_T_category_get_cvars([[maybe_unused]] int cat_index, [[maybe_unused]] int len,
-                                            [[maybe_unused]] int indices[]) {
+                                            [[maybe_unused]] int* indices) {
   return unsupported("MPI_T_category_get_cvars", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(T_category_get_cvars)
@@ -1081,7 +1081,7 @@ HCOMM_MPI_API int PMPI_T_category_get_num([[maybe_unused]] int* num_cat) {
 }
 HCOMM_MPI_ALIAS(T_category_get_num)
 HCOMM_MPI_API int PMPI_T_category_get_pvars([[maybe_unused]] int cat_index, [[maybe_unused]] int len,
-                                            [[maybe_unused]] int indices[]) {
+                                            [[maybe_unused]] int* indices) {
   return unsupported("MPI_T_category_get_pvars", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(T_category_get_pvars)
@@ -1207,15 +1207,15 @@ HCOMM_MPI_API int PMPI_Test_cancelled([[maybe_unused]] const MPI_Status* status,
   return unsupported("MPI_Test_cancelled", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Test_cancelled)
-HCOMM_MPI_API int PMPI_Testany([[maybe_unused]] int count, [[maybe_unused]] MPI_Request array_of_requests[],
+HCOMM_MPI_API int PMPI_Testany([[maybe_unused]] int count, [[maybe_unused]] MPI_Request* array_of_requests,
                                [[maybe_unused]] int* indx, [[maybe_unused]] int* flag,
                                [[maybe_unused]] MPI_Status* status) {
   return unsupported("MPI_Testany", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Testany)
-HCOMM_MPI_API int PMPI_Testsome([[maybe_unused]] int incount, [[maybe_unused]] MPI_Request array_of_requests[],
-                                [[maybe_unused]] int* outcount, [[maybe_unused]] int array_of_indices[],
-                                [[maybe_unused]] MPI_Status array_of_statuses[]) {
+HCOMM_MPI_API int PMPI_Testsome([[maybe_unused]] int incount, [[maybe_unused]] MPI_Request* array_of_requests,
+                                [[maybe_unused]] int* outcount, [[maybe_unused]] int* array_of_indices,
+                                [[maybe_unused]] MPI_Status* array_of_statuses) {
   return unsupported("MPI_Testsome", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Testsome)
@@ -1233,10 +1233,10 @@ HCOMM_MPI_API int PMPI_Type_contiguous([[maybe_unused]] int count, [[maybe_unuse
 }
 HCOMM_MPI_ALIAS(Type_contiguous)
 HCOMM_MPI_API int PMPI_Type_create_darray([[maybe_unused]] int size, [[maybe_unused]] int rank,
-                                          [[maybe_unused]] int ndims, [[maybe_unused]] const int array_of_gsizes[],
-                                          [[maybe_unused]] const int array_of_distribs[],
-                                          [[maybe_unused]] const int array_of_dargs[],
-                                          [[maybe_unused]] const int array_of_psizes[], [[maybe_unused]] int order,
+                                          [[maybe_unused]] int ndims, [[maybe_unused]] const int* array_of_gsizes,
+                                          [[maybe_unused]] const int* array_of_distribs,
+                                          [[maybe_unused]] const int* array_of_dargs,
+                                          [[maybe_unused]] const int* array_of_psizes, [[maybe_unused]] int order,
                                           [[maybe_unused]] MPI_Datatype oldtype,
                                           [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_create_darray", MPI_COMM_WORLD);
@@ -1257,15 +1257,15 @@ HCOMM_MPI_API int PMPI_Type_create_f90_real([[maybe_unused]] int p, [[maybe_unus
 }
 HCOMM_MPI_ALIAS(Type_create_f90_real)
 HCOMM_MPI_API int PMPI_Type_create_hindexed([[maybe_unused]] int count,
-                                            [[maybe_unused]] const int array_of_blocklengths[],
-                                            [[maybe_unused]] const MPI_Aint array_of_displacements[],
+                                            [[maybe_unused]] const int* array_of_blocklengths,
+                                            [[maybe_unused]] const MPI_Aint* array_of_displacements,
                                             [[maybe_unused]] MPI_Datatype oldtype,
                                             [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_create_hindexed", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_hindexed)
 HCOMM_MPI_API int PMPI_Type_create_hindexed_block([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                                  [[maybe_unused]] const MPI_Aint array_of_displacements[],
+                                                  [[maybe_unused]] const MPI_Aint* array_of_displacements,
                                                   [[maybe_unused]] MPI_Datatype oldtype,
                                                   [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_create_hindexed_block", MPI_COMM_WORLD);
@@ -1278,7 +1278,7 @@ HCOMM_MPI_API int PMPI_Type_create_hvector([[maybe_unused]] int count, [[maybe_u
 }
 HCOMM_MPI_ALIAS(Type_create_hvector)
 HCOMM_MPI_API int PMPI_Type_create_indexed_block([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                                 [[maybe_unused]] const int array_of_displacements[],
+                                                 [[maybe_unused]] const int* array_of_displacements,
                                                  [[maybe_unused]] MPI_Datatype oldtype,
                                                  [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_create_indexed_block", MPI_COMM_WORLD);
@@ -1295,17 +1295,16 @@ HCOMM_MPI_API int PMPI_Type_create_resized([[maybe_unused]] MPI_Datatype oldtype
   return unsupported("MPI_Type_create_resized", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_resized)
-HCOMM_MPI_API int PMPI_Type_create_struct([[maybe_unused]] int count,
-                                          [[maybe_unused]] const int array_of_blocklengths[],
-                                          [[maybe_unused]] const MPI_Aint array_of_displacements[],
-                                          [[maybe_unused]] const MPI_Datatype array_of_types[],
+HCOMM_MPI_API int PMPI_Type_create_struct([[maybe_unused]] int count, [[maybe_unused]] const int* array_of_blocklengths,
+                                          [[maybe_unused]] const MPI_Aint* array_of_displacements,
+                                          [[maybe_unused]] const MPI_Datatype* array_of_types,
                                           [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_create_struct", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_struct)
-HCOMM_MPI_API int PMPI_Type_create_subarray([[maybe_unused]] int ndims, [[maybe_unused]] const int array_of_sizes[],
-                                            [[maybe_unused]] const int array_of_subsizes[],
-                                            [[maybe_unused]] const int array_of_starts[], [[maybe_unused]] int order,
+HCOMM_MPI_API int PMPI_Type_create_subarray([[maybe_unused]] int ndims, [[maybe_unused]] const int* array_of_sizes,
+                                            [[maybe_unused]] const int* array_of_subsizes,
+                                            [[maybe_unused]] const int* array_of_starts, [[maybe_unused]] int order,
                                             [[maybe_unused]] MPI_Datatype oldtype,
                                             [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_create_subarray", MPI_COMM_WORLD);
@@ -1338,9 +1337,9 @@ HCOMM_MPI_API int PMPI_Type_get_attr([[maybe_unused]] MPI_Datatype datatype, [[m
 HCOMM_MPI_ALIAS(Type_get_attr)
 HCOMM_MPI_API int PMPI_Type_get_contents([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int max_integers,
                                          [[maybe_unused]] int max_addresses, [[maybe_unused]] int max_datatypes,
-                                         [[maybe_unused]] int array_of_integers[],
-                                         [[maybe_unused]] MPI_Aint array_of_addresses[],
-                                         [[maybe_unused]] MPI_Datatype array_of_datatypes[]) {
+                                         [[maybe_unused]] int* array_of_integers,
+                                         [[maybe_unused]] MPI_Aint* array_of_addresses,
+                                         [[maybe_unused]] MPI_Datatype* array_of_datatypes) {
   return unsupported("MPI_Type_get_contents", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_get_contents)
@@ -1371,8 +1370,8 @@ HCOMM_MPI_API int PMPI_Type_get_true_extent_x([[maybe_unused]] MPI_Datatype data
   return unsupported("MPI_Type_get_true_extent_x", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_get_true_extent_x)
-HCOMM_MPI_API int PMPI_Type_hindexed([[maybe_unused]] int count, [[maybe_unused]] int array_of_blocklengths[],
-                                     [[maybe_unused]] MPI_Aint array_of_displacements[],
+HCOMM_MPI_API int PMPI_Type_hindexed([[maybe_unused]] int count, [[maybe_unused]] int* array_of_blocklengths,
+                                     [[maybe_unused]] MPI_Aint* array_of_displacements,
                                      [[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_hindexed", MPI_COMM_WORLD);
 }
@@ -1383,8 +1382,8 @@ HCOMM_MPI_API int PMPI_Type_hvector([[maybe_unused]] int count, [[maybe_unused]]
   return unsupported("MPI_Type_hvector", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_hvector)
-HCOMM_MPI_API int PMPI_Type_indexed([[maybe_unused]] int count, [[maybe_unused]] const int array_of_blocklengths[],
-                                    [[maybe_unused]] const int array_of_displacements[],
+HCOMM_MPI_API int PMPI_Type_indexed([[maybe_unused]] int count, [[maybe_unused]] const int* array_of_blocklengths,
+                                    [[maybe_unused]] const int* array_of_displacements,
                                     [[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_indexed", MPI_COMM_WORLD);
 }
@@ -1411,9 +1410,9 @@ HCOMM_MPI_API int PMPI_Type_size_x([[maybe_unused]] MPI_Datatype datatype, [[may
   return unsupported("MPI_Type_size_x", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_size_x)
-HCOMM_MPI_API int PMPI_Type_struct([[maybe_unused]] int count, [[maybe_unused]] int array_of_blocklengths[],
-                                   [[maybe_unused]] MPI_Aint array_of_displacements[],
-                                   [[maybe_unused]] MPI_Datatype array_of_types[],
+HCOMM_MPI_API int PMPI_Type_struct([[maybe_unused]] int count, [[maybe_unused]] int* array_of_blocklengths,
+                                   [[maybe_unused]] MPI_Aint* array_of_displacements,
+                                   [[maybe_unused]] MPI_Datatype* array_of_types,
                                    [[maybe_unused]] MPI_Datatype* newtype) {
   return unsupported("MPI_Type_struct", MPI_COMM_WORLD);
 }
@@ -1434,7 +1433,7 @@ HCOMM_MPI_API int PMPI_Unpack([[maybe_unused]] const void* inbuf, [[maybe_unused
   return unsupported("MPI_Unpack", comm);
 }
 HCOMM_MPI_ALIAS(Unpack)
-HCOMM_MPI_API int PMPI_Unpack_external([[maybe_unused]] const char datarep[], [[maybe_unused]] const void* inbuf,
+HCOMM_MPI_API int PMPI_Unpack_external([[maybe_unused]] const char* datarep, [[maybe_unused]] const void* inbuf,
                                        [[maybe_unused]] MPI_Aint insize, [[maybe_unused]] MPI_Aint* position,
                                        [[maybe_unused]] void* outbuf, [[maybe_unused]] int outcount,
                                        [[maybe_unused]] MPI_Datatype datatype) {
@@ -1446,14 +1445,14 @@ HCOMM_MPI_API int PMPI_Unpublish_name([[maybe_unused]] const char* service_name,
   return unsupported("MPI_Unpublish_name", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Unpublish_name)
-HCOMM_MPI_API int PMPI_Waitany([[maybe_unused]] int count, [[maybe_unused]] MPI_Request array_of_requests[],
+HCOMM_MPI_API int PMPI_Waitany([[maybe_unused]] int count, [[maybe_unused]] MPI_Request* array_of_requests,
                                [[maybe_unused]] int* indx, [[maybe_unused]] MPI_Status* status) {
   return unsupported("MPI_Waitany", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Waitany)
-HCOMM_MPI_API int PMPI_Waitsome([[maybe_unused]] int incount, [[maybe_unused]] MPI_Request array_of_requests[],
-                                [[maybe_unused]] int* outcount, [[maybe_unused]] int array_of_indices[],
-                                [[maybe_unused]] MPI_Status array_of_statuses[]) {
+HCOMM_MPI_API int PMPI_Waitsome([[maybe_unused]] int incount, [[maybe_unused]] MPI_Request* array_of_requests,
+                                [[maybe_unused]] int* outcount, [[maybe_unused]] int* array_of_indices,
+                                [[maybe_unused]] MPI_Status* array_of_statuses) {
   return unsupported("MPI_Waitsome", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Waitsome)
