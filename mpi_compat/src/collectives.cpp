@@ -24,10 +24,6 @@ void check_root(int root, const Comm& c) {
     fail(MPI_ERR_ROOT, "root %d is not a rank of the communicator (ranks 0..%d)", root, c.size - 1);
 }
 
-void check_buffer(const void* buf, size_t bytes, const char* argument) {
-  if (!buf && bytes) fail(MPI_ERR_BUFFER, "%s is NULL but its count is not 0", argument);
-}
-
 void check_not_in_place(const void* buf, const char* argument) {
   if (in_place(buf)) fail(MPI_ERR_BUFFER, "%s is MPI_IN_PLACE, which this call does not take here", argument);
 }

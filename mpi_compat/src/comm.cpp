@@ -9,11 +9,6 @@ using namespace hcomm::mpi;
 
 namespace {
 
-template <class T>
-void check_out(T* p, const char* argument) {
-  if (!p) fail(MPI_ERR_ARG, "%s is NULL", argument);
-}
-
 // A new communicator from HComm's h (null: this rank is in none), with
 // parent's error handler, as MPI has new communicators inherit it.
 MPI_Comm adopt(hcomm_comm_t h, const Comm& parent) {

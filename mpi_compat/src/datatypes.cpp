@@ -1,7 +1,5 @@
 #include "mpi_compat/src/datatypes.hpp"
 
-#include <iterator>
-
 #include "mpi_compat/src/state.hpp"
 
 namespace hcomm::mpi {

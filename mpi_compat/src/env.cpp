@@ -1,15 +1,13 @@
 // The world and the environment: init and finalize, errors and their
 // handlers, time, versions, info objects and memory.
-#include <sched.h>
 #include <unistd.h>
 
 #include <array>
-#include <cstdarg>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 #include "mpi_compat/src/datatypes.hpp"
@@ -185,11 +183,6 @@ std::string checked_key(const char* key) {
   return key;
 }
 
-template <class T>
-void check_out(T* p, const char* argument) {
-  if (!p) fail(MPI_ERR_ARG, "%s is NULL", argument);
-}
-
 }  // namespace
 
 State& state() {
@@ -213,6 +206,14 @@ void check(hcomm_result_t result, const char* fn) {
   if (result == HCOMM_ERR_UNSUPPORTED) error_class = MPI_ERR_UNSUPPORTED_OPERATION;
   if (result == HCOMM_ERR_INTERNAL) error_class = MPI_ERR_INTERN;
   fail(error_class, "%s failed (%s): %s", fn, hcomm_result_string(result), hcomm_get_last_error());
+}
+
+void check_out(const void* p, const char* argument) {
+  if (!p) fail(MPI_ERR_ARG, "%s is NULL", argument);
+}
+
+void check_buffer(const void* buf, size_t bytes, const char* argument) {
+  if (!buf && bytes) fail(MPI_ERR_BUFFER, "%s is NULL but its count is not 0", argument);
 }
 
 void require_initialized(const char* fn) {

@@ -13,9 +13,9 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
-#include <utility>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "mpi_compat/src/datatypes.hpp"
 #include "mpi_compat/src/requests.hpp"
@@ -70,10 +70,6 @@ void check_peer(int peer, const Comm& c, const char* argument, bool receive) {
          argument);
   if (peer < 0 || peer >= c.size)
     fail(MPI_ERR_RANK, "%s %d is not a rank of the communicator (ranks 0..%d)", argument, peer, c.size - 1);
-}
-
-void check_buffer(const void* buf, size_t bytes, const char* argument) {
-  if (!buf && bytes) fail(MPI_ERR_BUFFER, "%s is NULL but the count is not 0", argument);
 }
 
 // The checks of a send's and a receive's arguments; the bytes they move.
@@ -199,8 +195,8 @@ Request& request_of(MPI_Request handle) {
 // Waits for one request handle and frees it; MPI_REQUEST_NULL is done.
 void wait_handle(MPI_Request* request, MPI_Status* status, const char* fn) {
   if (*request == MPI_REQUEST_NULL) return empty_status(status);
-  auto it = requests.find(*request);
   request_of(*request);
+  auto it = requests.find(*request);
   std::unique_ptr<Request> r = std::move(it->second);
   requests.erase(it);
   *request = MPI_REQUEST_NULL;

@@ -29,7 +29,6 @@ struct Request {
   std::vector<hcomm_request_t> hcomm;  // to finish, in any order; null once done
   std::function<void()> then;          // once they are done (an in-place copy)
   MPI_Status status{};                 // what a receive got
-  bool persistent_done = false;        // a completed request (MPI_PROC_NULL)
   // Receives: the envelope to wait for, then where the message goes.
   bool awaiting_envelope = false;
   hcomm_request_t envelope_request = nullptr;

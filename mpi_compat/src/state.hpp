@@ -31,6 +31,10 @@ struct Error {
 [[noreturn]] void fail(int error_class, const char* format, ...) __attribute__((format(printf, 2, 3)));
 // An HComm call's failure as an MPI error, with HComm's text.
 void check(hcomm_result_t result, const char* fn);
+// MPI_ERR_ARG for an output argument that is NULL.
+void check_out(const void* p, const char* argument);
+// MPI_ERR_BUFFER for a NULL buffer that should hold bytes.
+void check_buffer(const void* buf, size_t bytes, const char* argument);
 
 // A communicator: HComm's, its members in world ranks (for MPI_Comm_compare)
 // and its error handler.

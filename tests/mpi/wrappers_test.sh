@@ -1,10 +1,11 @@
 #!/bin/sh
 # mpicc / mpicxx: -show and --showme print the command, a C++ program
-# builds with mpicxx and runs under mpiexec -np; mpiexec's bad command lines
+# builds with mpicxx and runs under mpirun -np, from the build tree and from
+# an installation (cmake --install of BUILDDIR); mpiexec's bad command lines
 # get exit 2 and a message.
-#   wrappers_test.sh BINDIR SRCDIR WORKDIR
+#   wrappers_test.sh BINDIR WORKDIR BUILDDIR
 set -u
-bin=$1 src=$2 work=$3
+bin=$1 work=$2 build=$3
 mkdir -p "$work"
 fail() { echo "wrappers_test: $*"; exit 1; }
 
@@ -44,6 +45,17 @@ expect_usage() {
   [ $rc -eq 2 ] || fail "mpiexec $* exited $rc, expected 2: $out"
   echo "$out" | grep -q "$want" || fail "mpiexec $* does not say '$want': $out"
 }
+# Installed: the wrappers name the installed header and library, wherever the prefix is.
+prefix="$work/prefix"
+rm -rf "$prefix"
+cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 || fail "cmake --install failed: $(tail -5 "$work/install.log")"
+[ -f "$prefix/include/hcomm-mpi/mpi.h" ] || fail "mpi.h is not installed into include/hcomm-mpi"
+[ -e "$prefix/lib/libmpich.so.12" ] || fail "libmpich.so.12 is not installed"
+show=$("$prefix/bin/mpicc" -show x.c)
+case "$show" in *"$prefix/include/hcomm-mpi"*"$prefix/lib"*) ;; *) fail "installed mpicc -show: $show" ;; esac
+"$prefix/bin/mpicxx" "$work/hello.cpp" -o "$work/hello_installed" || fail "the installed mpicxx could not build"
+"$prefix/bin/mpiexec" -n 2 "$work/hello_installed" || fail "the installed build failed under the installed mpiexec"
+
 want="positive integer" expect_usage -n many "$work/hello_cxx"
 want="no program" expect_usage -n 2
 want="not supported" expect_usage --host a,b -n 2 "$work/hello_cxx"
