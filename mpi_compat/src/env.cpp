@@ -255,9 +255,15 @@ int raise(const char* fn, MPI_Comm comm, const Error& error) {
   if (it == s.comms.end()) it = s.comms.find(MPI_COMM_WORLD);
   const MPI_Errhandler handler = it == s.comms.end() ? MPI_ERRORS_ARE_FATAL : it->second.errhandler;
   if (handler == MPI_ERRORS_RETURN) return code;
-  const char* where = it == s.comms.end() || it->second.name.empty() ? "a communicator" : it->second.name.c_str();
-  std::fprintf(stderr, "MPI error on rank %d: %s: %s (error handler MPI_ERRORS_ARE_FATAL on %s: stopping)\n",
-               world_rank(), fn, error_text(code).c_str(), where);
+  char where[64] = "MPI_COMM_WORLD";
+  if (it != s.comms.end() && !it->second.name.empty())
+    std::snprintf(where, sizeof where, "%s", it->second.name.c_str());
+  else if (it != s.comms.end())
+    std::snprintf(where, sizeof where, "communicator 0x%x", static_cast<unsigned>(it->first));
+  char rank[32] = "before MPI_Init";
+  if (world_rank() >= 0) std::snprintf(rank, sizeof rank, "on rank %d", world_rank());
+  std::fprintf(stderr, "MPI error %s: %s: %s (error handler MPI_ERRORS_ARE_FATAL on %s: stopping)\n", rank, fn,
+               error_text(code).c_str(), where);
   stop(1);
 }
 

@@ -95,6 +95,8 @@ void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datat
                 bool synchronous) {
   const size_t bytes = check_send(c, buf, count, type, dest, tag);
   if (dest == MPI_PROC_NULL) return;
+  r.peer = dest;
+  r.tag = tag;
   r.envelope.bytes = bytes;
   r.envelope.flags = synchronous ? kSynchronous : 0;
   if (bytes <= kInlineBytes && bytes) std::memcpy(r.envelope.data, buf, bytes);
@@ -113,6 +115,7 @@ void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datat
 void start_recv(Request& r, MPI_Comm comm, const Comm& c, void* buf, int count, MPI_Datatype type, int source,
                 int tag) {
   r.capacity = check_recv(c, buf, count, type, source, tag);
+  r.receive = true;
   r.buf = buf;
   r.peer = source;
   r.tag = tag;
@@ -280,12 +283,21 @@ MPI_Request add_request(std::unique_ptr<Request> r) {
 }
 
 void wait_request(Request& r, MPI_Status* status, const char* fn) {
-  while (r.awaiting_envelope) {
-    if (progress()) continue;
-    Request* front = channels[{r.comm, r.peer, r.tag}].front();
-    wait_hcomm(front->envelope_request, fn, true);
+  try {
+    while (r.awaiting_envelope) {
+      if (progress()) continue;
+      Request* front = channels[{r.comm, r.peer, r.tag}].front();
+      wait_hcomm(front->envelope_request, fn, true);
+    }
+    for (hcomm_request_t& h : r.hcomm) wait_hcomm(h, fn);
+  } catch (Error& e) {
+    // HComm's text speaks of its own messages: say which MPI message they carry.
+    if (r.peer != MPI_PROC_NULL)
+      e.text += " [the MPI message " + std::string(r.receive ? "from" : "to") + " rank " + std::to_string(r.peer) +
+                " with tag " + std::to_string(r.tag) + ", carried by HComm tags " + std::to_string(r.tag * 4) + ".." +
+                std::to_string(r.tag * 4 + 2) + "]";
+    throw;
   }
-  for (hcomm_request_t& h : r.hcomm) wait_hcomm(h, fn);
   finish(r, status);
 }
 

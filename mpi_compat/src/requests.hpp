@@ -30,11 +30,12 @@ struct Request {
   std::function<void()> then;          // once they are done (an in-place copy)
   MPI_Status status{};                 // what a receive got
   // Receives: the envelope to wait for, then where the message goes.
+  bool receive = false;
   bool awaiting_envelope = false;
   hcomm_request_t envelope_request = nullptr;
   void* buf = nullptr;
   size_t capacity = 0;
-  int peer = 0, tag = 0;
+  int peer = MPI_PROC_NULL, tag = 0;  // of a send or a receive
   Envelope envelope;
   std::vector<unsigned char> overflow;  // a truncated message's bytes
   unsigned char ack = 0;
