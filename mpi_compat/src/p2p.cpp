@@ -294,8 +294,8 @@ void wait_request(Request& r, MPI_Status* status, const char* fn) {
     // HComm's text speaks of its own messages: say which MPI message they carry.
     if (r.peer != MPI_PROC_NULL)
       e.text += " [the MPI message " + std::string(r.receive ? "from" : "to") + " rank " + std::to_string(r.peer) +
-                " with tag " + std::to_string(r.tag) + ", carried by HComm tags " + std::to_string(r.tag * 4) + ".." +
-                std::to_string(r.tag * 4 + 2) + "]";
+                " with tag " + std::to_string(r.tag) + ", carried by HComm tags " +
+                std::to_string(hcomm_tag(r.tag, kEnvelope)) + ".." + std::to_string(hcomm_tag(r.tag, kAck)) + "]";
     throw;
   }
   finish(r, status);

@@ -2,8 +2,10 @@
 // envelope step of the point-to-point protocol (p2p.cpp).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "mpi_compat/src/state.hpp"
@@ -27,7 +29,7 @@ constexpr uint32_t kSynchronous = 1;
 struct Request {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<hcomm_request_t> hcomm;  // to finish, in any order; null once done
-  std::function<void()> then;          // once they are done (an in-place copy)
+  std::function<void()> then;          // once they are done: a copy into place
   MPI_Status status{};                 // what a receive got
   // Receives: the envelope to wait for, then where the message goes.
   bool receive = false;
