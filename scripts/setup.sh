@@ -15,6 +15,7 @@ packages+=(libpmix-dev openmpi-bin)  # the PMIx bootstrap; tests/launch starts r
 packages+=(libibverbs-dev rdma-core)  # the verbs transport (skipped without libibverbs)
 packages+=(libfabric-dev libfabric-bin)  # the ofi transport (skipped without libfabric); fi_pingpong
 packages+=(libucx-dev)  # the ucx transport (skipped without UCX)
+packages+=(mpich libmpich-dev)  # tests/mpi: the MPI tests also on MPICH, and MPICH-built binaries on HComm's libmpi
 packages+=(clang libclang-rt-14-dev)  # scripts/run-fuzz.sh: libFuzzer targets (tests/fuzz)
 packages+=(slurmctld slurmd slurm-client munge)  # tests/launch starts a one-host Slurm cluster for srun
 packages+=(libjemalloc2 libgoogle-perftools4)  # tests/allocators preloads jemalloc and tcmalloc (skipped without)

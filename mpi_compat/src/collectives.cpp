@@ -1,0 +1,568 @@
+// Collectives, blocking and nonblocking, on HComm's. Data that is only
+// moved travels as bytes, so the send and receive types may differ as MPI
+// allows; reductions take HComm's dtype and op (datatypes.cpp). Gatherv and
+// scatterv are alltoallv calls in which only the root sends or receives.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "mpi_compat/src/datatypes.hpp"
+#include "mpi_compat/src/requests.hpp"
+
+using namespace hcomm::mpi;
+
+namespace {
+
+// Stand-ins for buffers a rank does not use, never equal to each other (an
+// equal send and receive buffer would mean "in place" to HComm).
+unsigned char unused_send, unused_recv;
+
+bool in_place(const void* buf) { return buf == MPI_IN_PLACE; }
+
+void check_root(int root, const Comm& c) {
+  if (root < 0 || root >= c.size)
+    fail(MPI_ERR_ROOT, "root %d is not a rank of the communicator (ranks 0..%d)", root, c.size - 1);
+}
+
+void check_not_in_place(const void* buf, const char* argument) {
+  if (in_place(buf)) fail(MPI_ERR_BUFFER, "%s is MPI_IN_PLACE, which this call does not take here", argument);
+}
+
+void check_same(size_t send_bytes, size_t recv_bytes) {
+  if (send_bytes != recv_bytes)
+    fail(MPI_ERR_TRUNCATE, "the send part is %zu bytes but the receive part %zu: the type signatures must match",
+         send_bytes, recv_bytes);
+}
+
+unsigned char* at(void* buf, size_t offset) { return static_cast<unsigned char*>(buf) + offset; }
+
+// counts[i] * extent for every rank: a layout in bytes, appended to r.counts
+// (HComm reads it while the call runs); returns its offset there.
+size_t add_layout(Request& r, const int* counts, const Comm& c, size_t extent, const char* argument, bool displs) {
+  if (!counts) fail(MPI_ERR_ARG, "%s is NULL", argument);
+  const size_t at = r.counts.size();
+  for (int i = 0; i < c.size; ++i) {
+    if (counts[i] < 0) fail(displs ? MPI_ERR_ARG : MPI_ERR_COUNT, "%s[%d] is %d, below 0", argument, i, counts[i]);
+    r.counts.push_back(static_cast<size_t>(counts[i]) * extent);
+  }
+  return at;
+}
+
+template <class Start>
+int collective(const char* fn, MPI_Comm comm, bool nonblocking, MPI_Request* request, Start start) {
+  return call(fn, comm, [&] {
+    const Comm& c = comm_of(comm);
+    if (nonblocking && !request) fail(MPI_ERR_ARG, "request is NULL");
+    auto r = std::make_unique<Request>();
+    r->comm = comm;
+    start(c, *r);
+    if (nonblocking)
+      *request = add_request(std::move(r));
+    else
+      wait_request(*r, MPI_STATUS_IGNORE, fn);
+  });
+}
+
+void barrier(const Comm& c, Request& r) {
+  issue(r.hcomm, "hcomm_ibarrier", [&](hcomm_request_t* h) { return hcomm_ibarrier(c.h, h); });
+}
+
+void bcast(const Comm& c, Request& r, void* buf, int count, MPI_Datatype type, int root) {
+  const size_t bytes = bytes_of(count, type);
+  check_root(root, c);
+  check_not_in_place(buf, "buffer");
+  check_buffer(buf, bytes, "buffer");
+  issue(r.hcomm, "hcomm_ibroadcast",
+        [&](hcomm_request_t* h) { return hcomm_ibroadcast(buf, buf, bytes, HCOMM_UINT8, root, c.h, h); });
+}
+
+void reduce(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+            int root) {
+  const size_t bytes = bytes_of(count, type);
+  const Reduction red = reduction_of(type, op);
+  check_root(root, c);
+  const bool is_root = c.rank == root;
+  if (in_place(send) && !is_root) fail(MPI_ERR_BUFFER, "sendbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
+  if (is_root) check_not_in_place(recv, "recvbuf");
+  const void* from = in_place(send) ? recv : send;
+  check_buffer(from, bytes, in_place(send) ? "recvbuf" : "sendbuf");
+  if (is_root) check_buffer(recv, bytes, "recvbuf");
+  issue(r.hcomm, "hcomm_ireduce", [&](hcomm_request_t* h) {
+    return hcomm_ireduce(from, is_root ? recv : nullptr, count, red.dtype, red.op, root, c.h, h);
+  });
+}
+
+void allreduce(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
+  const size_t bytes = bytes_of(count, type);
+  const Reduction red = reduction_of(type, op);
+  check_not_in_place(recv, "recvbuf");
+  check_buffer(recv, bytes, "recvbuf");
+  const void* from = in_place(send) ? recv : send;
+  check_buffer(from, bytes, "sendbuf");
+  issue(r.hcomm, "hcomm_iallreduce",
+        [&](hcomm_request_t* h) { return hcomm_iallreduce(from, recv, count, red.dtype, red.op, c.h, h); });
+}
+
+void allgather(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
+               int recvcount, MPI_Datatype recvtype) {
+  const size_t bytes = bytes_of(recvcount, recvtype, "recvcount");
+  check_not_in_place(recv, "recvbuf");
+  check_buffer(recv, bytes, "recvbuf");
+  const void* from = in_place(send) ? at(recv, c.rank * bytes) : send;
+  if (!in_place(send)) {
+    check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
+    check_buffer(send, bytes, "sendbuf");
+  }
+  issue(r.hcomm, "hcomm_iallgather",
+        [&](hcomm_request_t* h) { return hcomm_iallgather(from, recv, bytes, HCOMM_UINT8, c.h, h); });
+}
+
+void allgatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
+                const int* recvcounts, const int* displs, MPI_Datatype recvtype) {
+  const size_t extent = type_of(recvtype, "recvtype").extent;
+  const size_t counts = add_layout(r, recvcounts, c, extent, "recvcounts", false);
+  const size_t offsets = add_layout(r, displs, c, extent, "displs", true);
+  check_not_in_place(recv, "recvbuf");
+  check_buffer(recv, std::accumulate(r.counts.begin(), r.counts.begin() + c.size, size_t{0}), "recvbuf");
+  const void* from = in_place(send) ? at(recv, r.counts[offsets + c.rank]) : send;
+  if (!in_place(send)) {
+    check_same(bytes_of(sendcount, sendtype, "sendcount"), r.counts[counts + c.rank]);
+    check_buffer(send, r.counts[counts + c.rank], "sendbuf");
+  }
+  issue(r.hcomm, "hcomm_iallgatherv", [&](hcomm_request_t* h) {
+    return hcomm_iallgatherv(from, recv, &r.counts[counts], &r.counts[offsets], HCOMM_UINT8, c.h, h);
+  });
+}
+
+void gather(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
+            int recvcount, MPI_Datatype recvtype, int root) {
+  check_root(root, c);
+  const bool is_root = c.rank == root;
+  if (in_place(send) && !is_root) fail(MPI_ERR_BUFFER, "sendbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
+  size_t bytes = 0;
+  const void* from = send;
+  if (is_root) {
+    bytes = bytes_of(recvcount, recvtype, "recvcount");
+    check_not_in_place(recv, "recvbuf");
+    check_buffer(recv, bytes, "recvbuf");
+    if (in_place(send))
+      from = at(recv, root * bytes);
+    else
+      check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
+  } else {
+    bytes = bytes_of(sendcount, sendtype, "sendcount");
+  }
+  check_buffer(from, bytes, "sendbuf");
+  issue(r.hcomm, "hcomm_igather", [&](hcomm_request_t* h) {
+    return hcomm_igather(from, is_root ? recv : nullptr, bytes, HCOMM_UINT8, root, c.h, h);
+  });
+}
+
+void scatter(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
+             int recvcount, MPI_Datatype recvtype, int root) {
+  check_root(root, c);
+  const bool is_root = c.rank == root;
+  if (in_place(recv) && !is_root) fail(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
+  size_t bytes = 0;
+  void* into = recv;
+  if (is_root) {
+    bytes = bytes_of(sendcount, sendtype, "sendcount");
+    check_not_in_place(send, "sendbuf");
+    check_buffer(send, bytes, "sendbuf");
+    if (in_place(recv))
+      into = at(const_cast<void*>(send), root * bytes);
+    else
+      check_same(bytes, bytes_of(recvcount, recvtype, "recvcount"));
+  } else {
+    bytes = bytes_of(recvcount, recvtype, "recvcount");
+  }
+  check_buffer(into, bytes, "recvbuf");
+  issue(r.hcomm, "hcomm_iscatter", [&](hcomm_request_t* h) {
+    return hcomm_iscatter(is_root ? send : nullptr, into, bytes, HCOMM_UINT8, root, c.h, h);
+  });
+}
+
+// Gatherv and scatterv as alltoallv: the layouts of this rank's one-sided
+// part, every other entry 0.
+struct Layouts {
+  size_t send_counts, send_displs, recv_counts, recv_displs;
+};
+
+Layouts zero_layouts(Request& r, const Comm& c) {
+  const size_t n = static_cast<size_t>(c.size);
+  r.counts.assign(4 * n, 0);
+  return {0, n, 2 * n, 3 * n};
+}
+
+void alltoallv_bytes(const Comm& c, Request& r, const void* send, void* recv, const Layouts& l) {
+  const void* from = send ? send : &unused_send;
+  void* into = recv ? recv : &unused_recv;
+  issue(r.hcomm, "hcomm_ialltoallv", [&](hcomm_request_t* h) {
+    return hcomm_ialltoallv(from, &r.counts[l.send_counts], &r.counts[l.send_displs], into, &r.counts[l.recv_counts],
+                            &r.counts[l.recv_displs], HCOMM_UINT8, c.h, h);
+  });
+}
+
+void gatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
+             const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root) {
+  check_root(root, c);
+  const bool is_root = c.rank == root;
+  if (in_place(send) && !is_root) fail(MPI_ERR_BUFFER, "sendbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
+  const Layouts l = zero_layouts(r, c);
+  const size_t bytes = in_place(send) ? 0 : bytes_of(sendcount, sendtype, "sendcount");
+  if (!in_place(send)) check_buffer(send, bytes, "sendbuf");
+  if (is_root) {
+    check_not_in_place(recv, "recvbuf");
+    const size_t extent = type_of(recvtype, "recvtype").extent;
+    if (!recvcounts || !displs) fail(MPI_ERR_ARG, "recvcounts or displs is NULL on the root");
+    for (int i = 0; i < c.size; ++i) {
+      if (recvcounts[i] < 0) fail(MPI_ERR_COUNT, "recvcounts[%d] is %d, below 0", i, recvcounts[i]);
+      if (displs[i] < 0) fail(MPI_ERR_ARG, "displs[%d] is %d, below 0", i, displs[i]);
+      r.counts[l.recv_counts + i] = static_cast<size_t>(recvcounts[i]) * extent;
+      r.counts[l.recv_displs + i] = static_cast<size_t>(displs[i]) * extent;
+    }
+    if (in_place(send))
+      r.counts[l.recv_counts + root] = 0;  // the root's own block is in place already
+    else
+      check_same(bytes, r.counts[l.recv_counts + root]);
+    check_buffer(recv, std::accumulate(&r.counts[l.recv_counts], &r.counts[l.recv_counts] + c.size, size_t{0}),
+                 "recvbuf");
+  }
+  r.counts[l.send_counts + root] = bytes;
+  alltoallv_bytes(c, r, in_place(send) ? nullptr : send, is_root ? recv : nullptr, l);
+}
+
+void scatterv(const Comm& c, Request& r, const void* send, const int* sendcounts, const int* displs,
+              MPI_Datatype sendtype, void* recv, int recvcount, MPI_Datatype recvtype, int root) {
+  check_root(root, c);
+  const bool is_root = c.rank == root;
+  if (in_place(recv) && !is_root) fail(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
+  const Layouts l = zero_layouts(r, c);
+  const size_t bytes = in_place(recv) ? 0 : bytes_of(recvcount, recvtype, "recvcount");
+  if (!in_place(recv)) check_buffer(recv, bytes, "recvbuf");
+  if (is_root) {
+    check_not_in_place(send, "sendbuf");
+    const size_t extent = type_of(sendtype, "sendtype").extent;
+    if (!sendcounts || !displs) fail(MPI_ERR_ARG, "sendcounts or displs is NULL on the root");
+    for (int i = 0; i < c.size; ++i) {
+      if (sendcounts[i] < 0) fail(MPI_ERR_COUNT, "sendcounts[%d] is %d, below 0", i, sendcounts[i]);
+      if (displs[i] < 0) fail(MPI_ERR_ARG, "displs[%d] is %d, below 0", i, displs[i]);
+      r.counts[l.send_counts + i] = static_cast<size_t>(sendcounts[i]) * extent;
+      r.counts[l.send_displs + i] = static_cast<size_t>(displs[i]) * extent;
+    }
+    if (in_place(recv))
+      r.counts[l.send_counts + root] = 0;  // the root's own block stays where it is
+    else
+      check_same(r.counts[l.send_counts + root], bytes);
+    check_buffer(send, std::accumulate(&r.counts[l.send_counts], &r.counts[l.send_counts] + c.size, size_t{0}),
+                 "sendbuf");
+  }
+  r.counts[l.recv_counts + root] = bytes;
+  alltoallv_bytes(c, r, is_root ? send : nullptr, in_place(recv) ? nullptr : recv, l);
+}
+
+void alltoall(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
+              int recvcount, MPI_Datatype recvtype) {
+  const size_t bytes = bytes_of(recvcount, recvtype, "recvcount");
+  check_not_in_place(recv, "recvbuf");
+  check_buffer(recv, bytes, "recvbuf");
+  if (!in_place(send)) {
+    check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
+    check_buffer(send, bytes, "sendbuf");
+  }
+  const void* from = in_place(send) ? recv : send;
+  issue(r.hcomm, "hcomm_ialltoall",
+        [&](hcomm_request_t* h) { return hcomm_ialltoall(from, recv, bytes, HCOMM_UINT8, c.h, h); });
+}
+
+void alltoallv(const Comm& c, Request& r, const void* send, const int* sendcounts, const int* sdispls,
+               MPI_Datatype sendtype, void* recv, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype) {
+  check_not_in_place(recv, "recvbuf");
+  const size_t rext = type_of(recvtype, "recvtype").extent;
+  Layouts l{};
+  l.recv_counts = add_layout(r, recvcounts, c, rext, "recvcounts", false);
+  l.recv_displs = add_layout(r, rdispls, c, rext, "rdispls", true);
+  if (in_place(send)) {
+    l.send_counts = l.recv_counts;  // HComm's in place: the receive layout is the send layout
+    l.send_displs = l.recv_displs;
+  } else {
+    const size_t sext = type_of(sendtype, "sendtype").extent;
+    l.send_counts = add_layout(r, sendcounts, c, sext, "sendcounts", false);
+    l.send_displs = add_layout(r, sdispls, c, sext, "sdispls", true);
+  }
+  const void* from = in_place(send) ? recv : send;
+  issue(r.hcomm, "hcomm_ialltoallv", [&](hcomm_request_t* h) {
+    return hcomm_ialltoallv(from, &r.counts[l.send_counts], &r.counts[l.send_displs], recv, &r.counts[l.recv_counts],
+                            &r.counts[l.recv_displs], HCOMM_UINT8, c.h, h);
+  });
+}
+
+// Reduce-scatter with recvcounts (counts[i] for every i) in elements; in
+// place, HComm leaves this rank's block where it was in the input, and MPI
+// wants it at the start of recvbuf.
+void reduce_scatter_counts(const Comm& c, Request& r, const void* send, void* recv, MPI_Datatype type, MPI_Op op,
+                           const std::vector<size_t>& counts) {
+  const size_t extent = type_of(type).extent;
+  const Reduction red = reduction_of(type, op);
+  const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
+  const size_t before = std::accumulate(counts.begin(), counts.begin() + c.rank, size_t{0});
+  const size_t mine = counts[c.rank] * extent;
+  check_not_in_place(recv, "recvbuf");
+  void* into = recv;
+  if (in_place(send)) {
+    check_buffer(recv, total * extent, "recvbuf");
+    send = recv;
+    into = at(recv, before * extent);
+    if (before && mine) r.then = [recv, into, mine] { std::memmove(recv, into, mine); };
+  } else {
+    check_buffer(send, total * extent, "sendbuf");
+    check_buffer(recv, mine, "recvbuf");
+  }
+  r.counts = counts;
+  const bool equal = std::all_of(counts.begin(), counts.end(), [&](size_t n) { return n == counts[0]; });
+  if (equal)
+    issue(r.hcomm, "hcomm_ireduce_scatter",
+          [&](hcomm_request_t* h) { return hcomm_ireduce_scatter(send, into, counts[0], red.dtype, red.op, c.h, h); });
+  else
+    issue(r.hcomm, "hcomm_ireduce_scatter_v", [&](hcomm_request_t* h) {
+      return hcomm_ireduce_scatter_v(send, into, r.counts.data(), red.dtype, red.op, c.h, h);
+    });
+}
+
+void reduce_scatter_block(const Comm& c, Request& r, const void* send, void* recv, int recvcount, MPI_Datatype type,
+                          MPI_Op op) {
+  if (recvcount < 0) fail(MPI_ERR_COUNT, "recvcount is %d, below 0", recvcount);
+  reduce_scatter_counts(c, r, send, recv, type, op, std::vector<size_t>(c.size, static_cast<size_t>(recvcount)));
+}
+
+void reduce_scatter(const Comm& c, Request& r, const void* send, void* recv, const int* recvcounts, MPI_Datatype type,
+                    MPI_Op op) {
+  if (!recvcounts) fail(MPI_ERR_ARG, "recvcounts is NULL");
+  std::vector<size_t> counts(c.size);
+  for (int i = 0; i < c.size; ++i) {
+    if (recvcounts[i] < 0) fail(MPI_ERR_COUNT, "recvcounts[%d] is %d, below 0", i, recvcounts[i]);
+    counts[i] = static_cast<size_t>(recvcounts[i]);
+  }
+  reduce_scatter_counts(c, r, send, recv, type, op, counts);
+}
+
+}  // namespace
+
+// Each collective twice: MPI_<name> waits for it, MPI_I<name> returns a request.
+
+HCOMM_MPI_API int PMPI_Barrier(MPI_Comm comm) {
+  return collective("MPI_Barrier", comm, false, nullptr, [&](const Comm& c, Request& r) { barrier(c, r); });
+}
+HCOMM_MPI_ALIAS(Barrier)
+
+HCOMM_MPI_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Ibarrier", comm, true, request, [&](const Comm& c, Request& r) { barrier(c, r); });
+}
+HCOMM_MPI_ALIAS(Ibarrier)
+
+HCOMM_MPI_API int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return collective("MPI_Bcast", comm, false, nullptr,
+                    [&](const Comm& c, Request& r) { bcast(c, r, buffer, count, datatype, root); });
+}
+HCOMM_MPI_ALIAS(Bcast)
+
+HCOMM_MPI_API int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                              MPI_Request* request) {
+  return collective("MPI_Ibcast", comm, true, request,
+                    [&](const Comm& c, Request& r) { bcast(c, r, buffer, count, datatype, root); });
+}
+HCOMM_MPI_ALIAS(Ibcast)
+
+HCOMM_MPI_API int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                              MPI_Comm comm) {
+  return collective("MPI_Reduce", comm, false, nullptr,
+                    [&](const Comm& c, Request& r) { reduce(c, r, sendbuf, recvbuf, count, datatype, op, root); });
+}
+HCOMM_MPI_ALIAS(Reduce)
+
+HCOMM_MPI_API int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                               int root, MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Ireduce", comm, true, request,
+                    [&](const Comm& c, Request& r) { reduce(c, r, sendbuf, recvbuf, count, datatype, op, root); });
+}
+HCOMM_MPI_ALIAS(Ireduce)
+
+HCOMM_MPI_API int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Comm comm) {
+  return collective("MPI_Allreduce", comm, false, nullptr,
+                    [&](const Comm& c, Request& r) { allreduce(c, r, sendbuf, recvbuf, count, datatype, op); });
+}
+HCOMM_MPI_ALIAS(Allreduce)
+
+HCOMM_MPI_API int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                  MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Iallreduce", comm, true, request,
+                    [&](const Comm& c, Request& r) { allreduce(c, r, sendbuf, recvbuf, count, datatype, op); });
+}
+HCOMM_MPI_ALIAS(Iallreduce)
+
+HCOMM_MPI_API int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return collective("MPI_Allgather", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    allgather(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+HCOMM_MPI_ALIAS(Allgather)
+
+HCOMM_MPI_API int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Iallgather", comm, true, request, [&](const Comm& c, Request& r) {
+    allgather(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+HCOMM_MPI_ALIAS(Iallgather)
+
+HCOMM_MPI_API int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return collective("MPI_Allgatherv", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    allgatherv(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+HCOMM_MPI_ALIAS(Allgatherv)
+
+HCOMM_MPI_API int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                   MPI_Request* request) {
+  return collective("MPI_Iallgatherv", comm, true, request, [&](const Comm& c, Request& r) {
+    allgatherv(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+HCOMM_MPI_ALIAS(Iallgatherv)
+
+HCOMM_MPI_API int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return collective("MPI_Gather", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    gather(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+HCOMM_MPI_ALIAS(Gather)
+
+HCOMM_MPI_API int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Igather", comm, true, request, [&](const Comm& c, Request& r) {
+    gather(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+HCOMM_MPI_ALIAS(Igather)
+
+HCOMM_MPI_API int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                               MPI_Comm comm) {
+  return collective("MPI_Gatherv", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    gatherv(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+HCOMM_MPI_ALIAS(Gatherv)
+
+HCOMM_MPI_API int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                                MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Igatherv", comm, true, request, [&](const Comm& c, Request& r) {
+    gatherv(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+HCOMM_MPI_ALIAS(Igatherv)
+
+HCOMM_MPI_API int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                               MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return collective("MPI_Scatter", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    scatter(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+HCOMM_MPI_ALIAS(Scatter)
+
+HCOMM_MPI_API int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Iscatter", comm, true, request, [&](const Comm& c, Request& r) {
+    scatter(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+HCOMM_MPI_ALIAS(Iscatter)
+
+HCOMM_MPI_API int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return collective("MPI_Scatterv", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    scatterv(c, r, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+HCOMM_MPI_ALIAS(Scatterv)
+
+HCOMM_MPI_API int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                 MPI_Request* request) {
+  return collective("MPI_Iscatterv", comm, true, request, [&](const Comm& c, Request& r) {
+    scatterv(c, r, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+HCOMM_MPI_ALIAS(Iscatterv)
+
+HCOMM_MPI_API int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype, MPI_Comm comm) {
+  return collective("MPI_Alltoall", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    alltoall(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+HCOMM_MPI_ALIAS(Alltoall)
+
+HCOMM_MPI_API int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Ialltoall", comm, true, request, [&](const Comm& c, Request& r) {
+    alltoall(c, r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+HCOMM_MPI_ALIAS(Ialltoall)
+
+HCOMM_MPI_API int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm) {
+  return collective("MPI_Alltoallv", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    alltoallv(c, r, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+HCOMM_MPI_ALIAS(Alltoallv)
+
+HCOMM_MPI_API int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Ialltoallv", comm, true, request, [&](const Comm& c, Request& r) {
+    alltoallv(c, r, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+HCOMM_MPI_ALIAS(Ialltoallv)
+
+HCOMM_MPI_API int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                            MPI_Op op, MPI_Comm comm) {
+  return collective("MPI_Reduce_scatter_block", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    reduce_scatter_block(c, r, sendbuf, recvbuf, recvcount, datatype, op);
+  });
+}
+HCOMM_MPI_ALIAS(Reduce_scatter_block)
+
+HCOMM_MPI_API int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                             MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Ireduce_scatter_block", comm, true, request, [&](const Comm& c, Request& r) {
+    reduce_scatter_block(c, r, sendbuf, recvbuf, recvcount, datatype, op);
+  });
+}
+HCOMM_MPI_ALIAS(Ireduce_scatter_block)
+
+HCOMM_MPI_API int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm) {
+  return collective("MPI_Reduce_scatter", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    reduce_scatter(c, r, sendbuf, recvbuf, recvcounts, datatype, op);
+  });
+}
+HCOMM_MPI_ALIAS(Reduce_scatter)
+
+HCOMM_MPI_API int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Ireduce_scatter", comm, true, request, [&](const Comm& c, Request& r) {
+    reduce_scatter(c, r, sendbuf, recvbuf, recvcounts, datatype, op);
+  });
+}
+HCOMM_MPI_ALIAS(Ireduce_scatter)

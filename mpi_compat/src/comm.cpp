@@ -1,0 +1,190 @@
+// Communicators: rank, size, dup, split, split by host, compare, free, attributes.
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "mpi_compat/src/state.hpp"
+
+using namespace hcomm::mpi;
+
+namespace {
+
+// A new communicator from HComm's h (null: this rank is in none), with
+// parent's error handler, as MPI has new communicators inherit it.
+MPI_Comm adopt(hcomm_comm_t h, const Comm& parent) {
+  if (!h) return MPI_COMM_NULL;
+  Comm c;
+  c.h = h;
+  check(hcomm_comm_rank(h, &c.rank), "hcomm_comm_rank");
+  check(hcomm_comm_size(h, &c.size), "hcomm_comm_size");
+  c.world_ranks = world_ranks_of(h, c.size);
+  c.errhandler = parent.errhandler;
+  return add_comm(std::move(c));
+}
+
+MPI_Comm split(const Comm& parent, int color, int key) {
+  if (color < 0 && color != MPI_UNDEFINED)
+    fail(MPI_ERR_ARG, "color is %d: a color is 0 or above, or MPI_UNDEFINED", color);
+  hcomm_comm_t h = nullptr;
+  check(hcomm_comm_split(parent.h, color == MPI_UNDEFINED ? HCOMM_SPLIT_NOCOLOR : color, key, nullptr, &h),
+        "hcomm_comm_split");
+  return adopt(h, parent);
+}
+
+// The index of this rank's host among the communicator's hosts, from
+// HComm's topology (the same host as HComm's shared-memory transport sees).
+int host_index(const Comm& c) {
+  const char* json = nullptr;
+  check(hcomm_comm_topology(c.h, &json), "hcomm_comm_topology");
+  const auto topology = nlohmann::json::parse(json, nullptr, false);
+  if (topology.is_discarded()) fail(MPI_ERR_INTERN, "hcomm_comm_topology gave JSON that does not parse");
+  return topology.at("ranks").at(c.rank).at("host").get<int>();
+}
+
+}  // namespace
+
+HCOMM_MPI_API int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
+  return call("MPI_Comm_rank", comm, [&] {
+    const Comm& c = comm_of(comm);
+    check_out(rank, "rank");
+    *rank = c.rank;
+  });
+}
+HCOMM_MPI_ALIAS(Comm_rank)
+
+HCOMM_MPI_API int PMPI_Comm_size(MPI_Comm comm, int* size) {
+  return call("MPI_Comm_size", comm, [&] {
+    const Comm& c = comm_of(comm);
+    check_out(size, "size");
+    *size = c.size;
+  });
+}
+HCOMM_MPI_ALIAS(Comm_size)
+
+HCOMM_MPI_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return call("MPI_Comm_dup", comm, [&] {
+    const Comm& c = comm_of(comm);
+    check_out(newcomm, "newcomm");
+    hcomm_comm_t h = nullptr;
+    check(hcomm_comm_dup(c.h, &h), "hcomm_comm_dup");
+    *newcomm = adopt(h, c);
+  });
+}
+HCOMM_MPI_ALIAS(Comm_dup)
+
+HCOMM_MPI_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  return call("MPI_Comm_split", comm, [&] {
+    const Comm& c = comm_of(comm);
+    check_out(newcomm, "newcomm");
+    *newcomm = split(c, color, key);
+  });
+}
+HCOMM_MPI_ALIAS(Comm_split)
+
+HCOMM_MPI_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm* newcomm) {
+  return call("MPI_Comm_split_type", comm, [&] {
+    const Comm& c = comm_of(comm);
+    check_out(newcomm, "newcomm");
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+      fail(MPI_ERR_ARG, "split_type is %d: MPI_COMM_TYPE_SHARED or MPI_UNDEFINED", split_type);
+    // Every rank takes part in the topology call, even one that leaves.
+    const int host = host_index(c);
+    *newcomm = split(c, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : host, key);
+  });
+}
+HCOMM_MPI_ALIAS(Comm_split_type)
+
+HCOMM_MPI_API int PMPI_Comm_free(MPI_Comm* comm) {
+  return call("MPI_Comm_free", comm ? *comm : MPI_COMM_WORLD, [&] {
+    check_out(comm, "comm");
+    const Comm& c = comm_of(*comm);
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+      fail(MPI_ERR_COMM, "%s is predefined and cannot be freed", c.name.c_str());
+    check(hcomm_comm_destroy(c.h), "hcomm_comm_destroy");
+    state().comms.erase(*comm);
+    *comm = MPI_COMM_NULL;
+  });
+}
+HCOMM_MPI_ALIAS(Comm_free)
+
+HCOMM_MPI_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  return call("MPI_Comm_compare", comm1, [&] {
+    const Comm& a = comm_of(comm1);
+    const Comm& b = comm_of(comm2);
+    check_out(result, "result");
+    if (comm1 == comm2) {
+      *result = MPI_IDENT;
+    } else if (a.world_ranks == b.world_ranks) {
+      *result = MPI_CONGRUENT;
+    } else {
+      auto x = a.world_ranks, y = b.world_ranks;
+      std::sort(x.begin(), x.end());
+      std::sort(y.begin(), y.end());
+      *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+    }
+  });
+}
+HCOMM_MPI_ALIAS(Comm_compare)
+
+HCOMM_MPI_API int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+  return call("MPI_Comm_set_name", comm, [&] {
+    Comm& c = comm_of(comm);
+    check_out(comm_name, "comm_name");
+    c.name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
+  });
+}
+HCOMM_MPI_ALIAS(Comm_set_name)
+
+HCOMM_MPI_API int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+  return call("MPI_Comm_get_name", comm, [&] {
+    const Comm& c = comm_of(comm);
+    check_out(comm_name, "comm_name");
+    check_out(resultlen, "resultlen");
+    std::snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c.name.c_str());
+    *resultlen = static_cast<int>(std::strlen(comm_name));
+  });
+}
+HCOMM_MPI_ALIAS(Comm_get_name)
+
+HCOMM_MPI_API int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
+  return call("MPI_Comm_get_attr", comm, [&] {
+    comm_of(comm);
+    check_out(flag, "flag");
+    check_out(attribute_val, "attribute_val");
+    // The predefined attributes' values, as MPI hands them out: pointers to ints.
+    static int tag_ub = kTagUb, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_is_global = 0, universe_size = 0;
+    universe_size = comm_of(MPI_COMM_WORLD).size;
+    int* value = nullptr;
+    switch (comm_keyval) {
+      case MPI_TAG_UB:
+        value = &tag_ub;
+        break;
+      case MPI_HOST:
+        value = &host;
+        break;
+      case MPI_IO:
+        value = &io;
+        break;
+      case MPI_WTIME_IS_GLOBAL:
+        value = &wtime_is_global;
+        break;
+      case MPI_UNIVERSE_SIZE:
+        value = &universe_size;
+        break;
+      case MPI_APPNUM:
+      case MPI_LASTUSEDCODE:
+        break;
+      default:
+        fail(MPI_ERR_KEYVAL, "comm_keyval 0x%x is no predefined attribute (user attributes are not implemented yet)",
+             static_cast<unsigned>(comm_keyval));
+    }
+    *flag = value != nullptr;
+    if (value) *static_cast<int**>(attribute_val) = value;
+  });
+}
+HCOMM_MPI_ALIAS(Comm_get_attr)
+
+HCOMM_MPI_API int PMPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+HCOMM_MPI_ALIAS(Attr_get)

@@ -1,0 +1,183 @@
+#include "mpi_compat/src/datatypes.hpp"
+
+#include "mpi_compat/src/state.hpp"
+
+namespace hcomm::mpi {
+namespace {
+
+// MPI 3.1's groups of basic types for reductions (section 5.9.2).
+enum Category {
+  kNone = 0,
+  kInteger = 1,
+  kFortranInteger = 2,
+  kFloating = 4,
+  kLogical = 8,
+  kComplex = 16,
+  kByte = 32,
+  kPair = 64
+};
+constexpr hcomm_dtype_t kNoDtype = HCOMM_NUM_DTYPES;
+
+struct Pair {
+  float f;
+  int i;
+};
+struct DoublePair {
+  double d;
+  int i;
+};
+struct LongPair {
+  long l;
+  int i;
+};
+struct ShortPair {
+  short s;
+  int i;
+};
+struct LongDoublePair {
+  long double d;
+  int i;
+};
+
+#define BASIC(h, c, d) \
+  { h, #h, sizeof(c), sizeof(c), 0, d }
+#define PAIR(h, s, v) \
+  { h, #h, sizeof(v) + sizeof(int), sizeof(s), kPair, kNoDtype }
+TypeInfo table[] = {
+    BASIC(MPI_CHAR, char, kNoDtype),
+    {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1, kInteger, HCOMM_INT8},
+    {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1, kInteger, HCOMM_UINT8},
+    {MPI_BYTE, "MPI_BYTE", 1, 1, kByte, kNoDtype},
+    BASIC(MPI_WCHAR, wchar_t, kNoDtype),
+    {MPI_SHORT, "MPI_SHORT", sizeof(short), sizeof(short), kInteger, kNoDtype},
+    {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(short), sizeof(short), kInteger, kNoDtype},
+    {MPI_INT, "MPI_INT", 4, 4, kInteger, HCOMM_INT32},
+    {MPI_UNSIGNED, "MPI_UNSIGNED", 4, 4, kInteger, HCOMM_UINT32},
+    {MPI_LONG, "MPI_LONG", 8, 8, kInteger, HCOMM_INT64},
+    {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", 8, 8, kInteger, HCOMM_UINT64},
+    {MPI_LONG_LONG_INT, "MPI_LONG_LONG", 8, 8, kInteger, HCOMM_INT64},
+    {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", 8, 8, kInteger, HCOMM_UINT64},
+    {MPI_FLOAT, "MPI_FLOAT", 4, 4, kFloating, HCOMM_FLOAT32},
+    {MPI_DOUBLE, "MPI_DOUBLE", 8, 8, kFloating, HCOMM_FLOAT64},
+    {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double), sizeof(long double), kFloating, kNoDtype},
+    {MPI_PACKED, "MPI_PACKED", 1, 1, kNone, kNoDtype},
+    {MPI_INT8_T, "MPI_INT8_T", 1, 1, kInteger, HCOMM_INT8},
+    {MPI_INT16_T, "MPI_INT16_T", 2, 2, kInteger, kNoDtype},
+    {MPI_INT32_T, "MPI_INT32_T", 4, 4, kInteger, HCOMM_INT32},
+    {MPI_INT64_T, "MPI_INT64_T", 8, 8, kInteger, HCOMM_INT64},
+    {MPI_UINT8_T, "MPI_UINT8_T", 1, 1, kInteger, HCOMM_UINT8},
+    {MPI_UINT16_T, "MPI_UINT16_T", 2, 2, kInteger, kNoDtype},
+    {MPI_UINT32_T, "MPI_UINT32_T", 4, 4, kInteger, HCOMM_UINT32},
+    {MPI_UINT64_T, "MPI_UINT64_T", 8, 8, kInteger, HCOMM_UINT64},
+    {MPI_C_BOOL, "MPI_C_BOOL", 1, 1, kLogical, kNoDtype},
+    {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", 8, 8, kComplex, kNoDtype},
+    {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 16, 16, kComplex, kNoDtype},
+    {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 2 * sizeof(long double), kComplex,
+     kNoDtype},
+    {MPI_AINT, "MPI_AINT", 8, 8, kInteger, HCOMM_INT64},
+    {MPI_OFFSET, "MPI_OFFSET", 8, 8, kInteger, HCOMM_INT64},
+    {MPI_COUNT, "MPI_COUNT", 8, 8, kInteger, HCOMM_INT64},
+    {MPI_CXX_BOOL, "MPI_CXX_BOOL", 1, 1, kLogical, kNoDtype},
+    {MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 8, 8, kComplex, kNoDtype},
+    {MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", 16, 16, kComplex, kNoDtype},
+    {MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 2 * sizeof(long double),
+     kComplex, kNoDtype},
+    PAIR(MPI_FLOAT_INT, Pair, float),
+    PAIR(MPI_DOUBLE_INT, DoublePair, double),
+    PAIR(MPI_LONG_INT, LongPair, long),
+    PAIR(MPI_SHORT_INT, ShortPair, short),
+    {MPI_2INT, "MPI_2INT", 8, 8, kPair, kNoDtype},
+    PAIR(MPI_LONG_DOUBLE_INT, LongDoublePair, long double),
+    {MPI_COMPLEX, "MPI_COMPLEX", 8, 8, kComplex, kNoDtype},
+    {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16, 16, kComplex, kNoDtype},
+    {MPI_LOGICAL, "MPI_LOGICAL", 4, 4, kLogical, kNoDtype},
+    {MPI_REAL, "MPI_REAL", 4, 4, kFloating, HCOMM_FLOAT32},
+    {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8, 8, kFloating, HCOMM_FLOAT64},
+    {MPI_INTEGER, "MPI_INTEGER", 4, 4, kFortranInteger, HCOMM_INT32},
+    {MPI_2INTEGER, "MPI_2INTEGER", 8, 8, kPair, kNoDtype},
+    {MPI_2REAL, "MPI_2REAL", 8, 8, kPair, kNoDtype},
+    {MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", 16, 16, kPair, kNoDtype},
+    {MPI_CHARACTER, "MPI_CHARACTER", 1, 1, kNone, kNoDtype},
+    {MPI_REAL4, "MPI_REAL4", 4, 4, kFloating, HCOMM_FLOAT32},
+    {MPI_REAL8, "MPI_REAL8", 8, 8, kFloating, HCOMM_FLOAT64},
+    {MPI_REAL16, "MPI_REAL16", 16, 16, kFloating, kNoDtype},
+    {MPI_COMPLEX8, "MPI_COMPLEX8", 8, 8, kComplex, kNoDtype},
+    {MPI_COMPLEX16, "MPI_COMPLEX16", 16, 16, kComplex, kNoDtype},
+    {MPI_COMPLEX32, "MPI_COMPLEX32", 32, 32, kComplex, kNoDtype},
+    {MPI_INTEGER1, "MPI_INTEGER1", 1, 1, kFortranInteger, HCOMM_INT8},
+    {MPI_INTEGER2, "MPI_INTEGER2", 2, 2, kFortranInteger, kNoDtype},
+    {MPI_INTEGER4, "MPI_INTEGER4", 4, 4, kFortranInteger, HCOMM_INT32},
+    {MPI_INTEGER8, "MPI_INTEGER8", 8, 8, kFortranInteger, HCOMM_INT64},
+};
+#undef BASIC
+#undef PAIR
+
+struct OpInfo {
+  MPI_Op handle;
+  const char* name;
+  int categories;    // the types MPI defines it on
+  hcomm_op_t hcomm;  // HCOMM_NUM_OPS: HComm has none
+};
+constexpr int kNumeric = kInteger | kFortranInteger | kFloating;
+const OpInfo ops[] = {
+    {MPI_MAX, "MPI_MAX", kNumeric, HCOMM_MAX},
+    {MPI_MIN, "MPI_MIN", kNumeric, HCOMM_MIN},
+    {MPI_SUM, "MPI_SUM", kNumeric | kComplex, HCOMM_SUM},
+    {MPI_PROD, "MPI_PROD", kNumeric | kComplex, HCOMM_PROD},
+    {MPI_LAND, "MPI_LAND", kInteger | kLogical, HCOMM_NUM_OPS},
+    {MPI_BAND, "MPI_BAND", kInteger | kFortranInteger | kByte, HCOMM_NUM_OPS},
+    {MPI_LOR, "MPI_LOR", kInteger | kLogical, HCOMM_NUM_OPS},
+    {MPI_BOR, "MPI_BOR", kInteger | kFortranInteger | kByte, HCOMM_NUM_OPS},
+    {MPI_LXOR, "MPI_LXOR", kInteger | kLogical, HCOMM_NUM_OPS},
+    {MPI_BXOR, "MPI_BXOR", kInteger | kFortranInteger | kByte, HCOMM_NUM_OPS},
+    {MPI_MINLOC, "MPI_MINLOC", kPair, HCOMM_NUM_OPS},
+    {MPI_MAXLOC, "MPI_MAXLOC", kPair, HCOMM_NUM_OPS},
+    {MPI_REPLACE, "MPI_REPLACE", kNone, HCOMM_NUM_OPS},  // one-sided accumulates only
+    {MPI_NO_OP, "MPI_NO_OP", kNone, HCOMM_NUM_OPS},
+};
+
+const OpInfo* find_op(MPI_Op op) {
+  for (const OpInfo& o : ops)
+    if (o.handle == op) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+const TypeInfo& type_of(MPI_Datatype type, const char* argument) {
+  for (const TypeInfo& t : table)
+    if (t.handle == type) return t;
+  if (type == MPI_DATATYPE_NULL) fail(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", argument);
+  fail(MPI_ERR_TYPE, "%s 0x%x is no predefined datatype (derived datatypes are not implemented yet)", argument,
+       static_cast<unsigned>(type));
+}
+
+size_t bytes_of(int count, MPI_Datatype type, const char* argument) {
+  if (count < 0) fail(MPI_ERR_COUNT, "%s is %d, below 0", argument, count);
+  return static_cast<size_t>(count) * type_of(type).extent;
+}
+
+const char* op_name(MPI_Op op) {
+  const OpInfo* o = find_op(op);
+  return o ? o->name : "an unknown op";
+}
+
+Reduction reduction_of(MPI_Datatype type, MPI_Op op) {
+  const TypeInfo& t = type_of(type);
+  const OpInfo* o = find_op(op);
+  if (!o) {
+    if (op == MPI_OP_NULL) fail(MPI_ERR_OP, "op is MPI_OP_NULL");
+    fail(MPI_ERR_OP, "op 0x%x is no predefined operation (MPI_Op_create is not implemented yet)",
+         static_cast<unsigned>(op));
+  }
+  if (!(o->categories & t.category))
+    fail(MPI_ERR_OP, "%s is not defined on %s (MPI 3.1 section 5.9.2)", o->name, t.name);
+  if (o->hcomm == HCOMM_NUM_OPS || t.reduce == kNoDtype)
+    fail(MPI_ERR_UNSUPPORTED_OPERATION,
+         "%s on %s is not implemented yet: HComm reduces MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX on 8, 32 and 64 bit "
+         "integers, MPI_FLOAT and MPI_DOUBLE",
+         o->name, t.name);
+  return {t.reduce, o->hcomm};
+}
+
+}  // namespace hcomm::mpi

@@ -1,0 +1,468 @@
+// Point to point over HComm's tagged send and receive, and the requests.
+//
+// An MPI message is an envelope (requests.hpp) and, when it does not fit in
+// the envelope, a second HComm message with the data. HComm's tag carries
+// the MPI tag and which of the two it is (and a third kind, the receiver's
+// acknowledgement of a synchronous send). HComm keeps messages of one tag
+// between two ranks in order; receives of one (communicator, source, tag)
+// take their envelopes in the order they were posted, and post their data
+// receives in that order too (progress()), so MPI's non-overtaking rule holds.
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "mpi_compat/src/datatypes.hpp"
+#include "mpi_compat/src/requests.hpp"
+
+namespace hcomm::mpi {
+namespace {
+
+enum Kind { kEnvelope = 0, kData = 1, kAck = 2 };
+int hcomm_tag(int tag, Kind kind) { return (tag << 2) | kind; }
+
+std::map<MPI_Request, std::unique_ptr<Request>> requests;
+unsigned next_request = 0;
+using Channel = std::tuple<MPI_Comm, int, int>;  // communicator, source, tag
+std::map<Channel, std::deque<Request*>> channels;
+int awaiting = 0;  // receives waiting for their envelope
+
+void set_count(MPI_Status& s, MPI_Count bytes) {
+  // MPICH's split: the low 32 bits, and the rest above the cancelled bit.
+  s.count_lo = static_cast<int>(bytes);
+  s.count_hi_and_cancelled = (s.count_hi_and_cancelled & 1) | static_cast<int>((bytes >> 31) & ~1L);
+}
+
+MPI_Count count_of(const MPI_Status& s) {
+  return static_cast<MPI_Count>((static_cast<unsigned long>(static_cast<unsigned>(s.count_hi_and_cancelled) & ~1u))
+                                << 31) +
+         static_cast<unsigned>(s.count_lo);
+}
+
+void empty_status(MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = MPI_ANY_SOURCE;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = MPI_SUCCESS;
+  status->count_hi_and_cancelled = 0;
+  set_count(*status, 0);
+}
+
+void check_tag(int tag, bool receive) {
+  if (receive && tag == MPI_ANY_TAG)
+    fail(MPI_ERR_UNSUPPORTED_OPERATION,
+         "tag MPI_ANY_TAG: wildcard receives are not implemented yet (HComm's "
+         "receives name their tag)");
+  if (tag < 0 || tag > kTagUb) fail(MPI_ERR_TAG, "tag %d is outside 0..MPI_TAG_UB (%d)", tag, kTagUb);
+}
+
+void check_peer(int peer, const Comm& c, const char* argument, bool receive) {
+  if (peer == MPI_PROC_NULL) return;
+  if (receive && peer == MPI_ANY_SOURCE)
+    fail(MPI_ERR_UNSUPPORTED_OPERATION,
+         "%s MPI_ANY_SOURCE: wildcard receives are not implemented yet (HComm's "
+         "receives name their source)",
+         argument);
+  if (peer < 0 || peer >= c.size)
+    fail(MPI_ERR_RANK, "%s %d is not a rank of the communicator (ranks 0..%d)", argument, peer, c.size - 1);
+}
+
+// The checks of a send's and a receive's arguments; the bytes they move.
+size_t check_send(const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag) {
+  const size_t bytes = bytes_of(count, type);
+  check_buffer(buf, bytes, "buf");
+  check_peer(dest, c, "dest", false);
+  check_tag(tag, false);
+  return bytes;
+}
+
+size_t check_recv(const Comm& c, const void* buf, int count, MPI_Datatype type, int source, int tag) {
+  const size_t bytes = bytes_of(count, type);
+  check_buffer(buf, bytes, "buf");
+  check_peer(source, c, "source", true);
+  check_tag(tag, true);
+  return bytes;
+}
+
+// Sends: the envelope, the data if it did not fit, and for a synchronous
+// send the receive of the acknowledgement.
+void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                bool synchronous) {
+  const size_t bytes = check_send(c, buf, count, type, dest, tag);
+  if (dest == MPI_PROC_NULL) return;
+  r.peer = dest;
+  r.tag = tag;
+  r.envelope.bytes = bytes;
+  r.envelope.flags = synchronous ? kSynchronous : 0;
+  if (bytes <= kInlineBytes && bytes) std::memcpy(r.envelope.data, buf, bytes);
+  issue(r.hcomm, "hcomm_isend (an MPI envelope)", [&](hcomm_request_t* h) {
+    return hcomm_isend(&r.envelope, sizeof r.envelope, HCOMM_UINT8, dest, hcomm_tag(tag, kEnvelope), c.h, h);
+  });
+  if (bytes > kInlineBytes)
+    issue(r.hcomm, "hcomm_isend (MPI data)", [&](hcomm_request_t* h) {
+      return hcomm_isend(buf, bytes, HCOMM_UINT8, dest, hcomm_tag(tag, kData), c.h, h);
+    });
+  if (synchronous)
+    issue(r.hcomm, "hcomm_irecv (a synchronous send's acknowledgement)",
+          [&](hcomm_request_t* h) { return hcomm_irecv(&r.ack, 1, HCOMM_UINT8, dest, hcomm_tag(tag, kAck), c.h, h); });
+}
+
+void start_recv(Request& r, MPI_Comm comm, const Comm& c, void* buf, int count, MPI_Datatype type, int source,
+                int tag) {
+  r.capacity = check_recv(c, buf, count, type, source, tag);
+  r.receive = true;
+  r.buf = buf;
+  r.peer = source;
+  r.tag = tag;
+  if (source == MPI_PROC_NULL) {
+    r.status.MPI_SOURCE = MPI_PROC_NULL;
+    r.status.MPI_TAG = MPI_ANY_TAG;
+    return;
+  }
+  check(hcomm_irecv(&r.envelope, sizeof r.envelope, HCOMM_UINT8, source, hcomm_tag(tag, kEnvelope), c.h,
+                    &r.envelope_request),
+        "hcomm_irecv (an MPI envelope)");
+  r.awaiting_envelope = true;
+  ++awaiting;
+  channels[{comm, source, tag}].push_back(&r);
+}
+
+// A receive's envelope arrived: copy a small message, post the data's
+// receive for a larger one, acknowledge a synchronous send.
+void take_envelope(Request& r) {
+  const Comm& c = comm_of(r.comm);
+  const size_t bytes = r.envelope.bytes, kept = std::min<size_t>(bytes, r.capacity);
+  r.awaiting_envelope = false;
+  --awaiting;
+  r.status.MPI_SOURCE = r.peer;
+  r.status.MPI_TAG = r.tag;
+  set_count(r.status, static_cast<MPI_Count>(kept));
+  if (bytes > r.capacity) {
+    r.error_class = MPI_ERR_TRUNCATE;
+    char text[200];
+    std::snprintf(text, sizeof text, "the message from rank %d with tag %d has %zu bytes, the receive room for %zu",
+                  r.peer, r.tag, bytes, r.capacity);
+    r.error_text = text;
+  }
+  if (bytes <= kInlineBytes) {
+    if (kept) std::memcpy(r.buf, r.envelope.data, kept);
+  } else {
+    void* into = r.buf;
+    if (bytes > r.capacity) {
+      r.overflow.resize(bytes);
+      into = r.overflow.data();
+      r.then = [&r, kept] {
+        if (kept) std::memcpy(r.buf, r.overflow.data(), kept);
+      };
+    }
+    issue(r.hcomm, "hcomm_irecv (MPI data)", [&](hcomm_request_t* h) {
+      return hcomm_irecv(into, bytes, HCOMM_UINT8, r.peer, hcomm_tag(r.tag, kData), c.h, h);
+    });
+  }
+  if (r.envelope.flags & kSynchronous)
+    issue(r.hcomm, "hcomm_isend (a synchronous send's acknowledgement)", [&](hcomm_request_t* h) {
+      return hcomm_isend(&r.ack, 1, HCOMM_UINT8, r.peer, hcomm_tag(r.tag, kAck), c.h, h);
+    });
+}
+
+bool test_request(Request& r, const char* fn) {
+  progress();
+  if (r.awaiting_envelope) return false;
+  bool done = true;
+  for (hcomm_request_t& h : r.hcomm) done = test_hcomm(h, fn) && done;
+  return done;
+}
+
+// The last step of a finished request: its copy, its status, its error.
+void finish(Request& r, MPI_Status* status) {
+  r.hcomm.clear();
+  if (r.then) std::exchange(r.then, nullptr)();
+  if (status != MPI_STATUS_IGNORE) {
+    *status = r.status;
+    status->MPI_ERROR = r.error_class;
+  }
+  if (r.error_class != MPI_SUCCESS) throw Error{r.error_class, r.error_text};
+}
+
+Request& request_of(MPI_Request handle) {
+  auto it = requests.find(handle);
+  if (it == requests.end()) fail(MPI_ERR_REQUEST, "0x%x is no active request", static_cast<unsigned>(handle));
+  return *it->second;
+}
+
+// Waits for one request handle and frees it; MPI_REQUEST_NULL is done.
+void wait_handle(MPI_Request* request, MPI_Status* status, const char* fn) {
+  if (*request == MPI_REQUEST_NULL) return empty_status(status);
+  request_of(*request);
+  auto it = requests.find(*request);
+  std::unique_ptr<Request> r = std::move(it->second);
+  requests.erase(it);
+  *request = MPI_REQUEST_NULL;
+  wait_request(*r, status, fn);
+}
+
+template <class Start>
+int point_to_point(const char* fn, MPI_Comm comm, bool nonblocking, MPI_Request* request, MPI_Status* status,
+                   Start start) {
+  return call(fn, comm, [&] {
+    const Comm& c = comm_of(comm);
+    if (nonblocking && !request) fail(MPI_ERR_ARG, "request is NULL");
+    auto r = std::make_unique<Request>();
+    r->comm = comm;
+    start(*r, c);
+    if (nonblocking)
+      *request = add_request(std::move(r));
+    else
+      wait_request(*r, status, fn);
+  });
+}
+
+}  // namespace
+
+bool test_hcomm(hcomm_request_t& request, const char* fn) {
+  if (!request) return true;
+  int done = 0;
+  const hcomm_result_t rc = hcomm_test(request, &done);
+  if (rc != HCOMM_SUCCESS || done) request = nullptr;  // freed by HComm
+  check(rc, fn);
+  return done;
+}
+
+bool pending_envelopes() { return awaiting > 0; }
+
+bool progress() {
+  bool moved = false;
+  for (auto it = channels.begin(); it != channels.end();) {
+    std::deque<Request*>& queue = it->second;
+    while (!queue.empty()) {
+      Request* r = queue.front();
+      if (!test_hcomm(r->envelope_request, "an MPI receive")) break;
+      queue.pop_front();
+      take_envelope(*r);
+      moved = true;
+    }
+    it = queue.empty() ? channels.erase(it) : std::next(it);
+  }
+  return moved;
+}
+
+void wait_hcomm(hcomm_request_t& request, const char* fn, bool is_envelope) {
+  if (!request) return;
+  if (awaiting == (is_envelope ? 1 : 0)) {
+    hcomm_request_t h = std::exchange(request, nullptr);
+    check(hcomm_wait(h), fn);
+    return;
+  }
+  // Other receives wait for their envelopes: poll, so that their data
+  // receives are posted as their envelopes come.
+  using Clock = std::chrono::steady_clock;
+  const auto patience = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(state().timeout_s));
+  auto deadline = Clock::now() + patience;
+  for (unsigned round = 1;; ++round) {
+    if (test_hcomm(request, fn)) return;
+    if (progress()) {
+      deadline = Clock::now() + patience;
+    } else {
+      sched_yield();
+      if (round % 1024 == 0 && Clock::now() > deadline)
+        fail(MPI_ERR_OTHER, "%s: no message moved for %g s (HCOMM_TIMEOUT); a peer is missing its side", fn,
+             state().timeout_s);
+    }
+  }
+}
+
+MPI_Request add_request(std::unique_ptr<Request> r) {
+  const MPI_Request handle = static_cast<MPI_Request>(0xac000000u + (next_request++ & 0x3ffffffu));
+  requests[handle] = std::move(r);
+  return handle;
+}
+
+void wait_request(Request& r, MPI_Status* status, const char* fn) {
+  try {
+    while (r.awaiting_envelope) {
+      if (progress()) continue;
+      Request* front = channels[{r.comm, r.peer, r.tag}].front();
+      wait_hcomm(front->envelope_request, fn, true);
+    }
+    for (hcomm_request_t& h : r.hcomm) wait_hcomm(h, fn);
+  } catch (Error& e) {
+    // HComm's text speaks of its own messages: say which MPI message they carry.
+    if (r.peer != MPI_PROC_NULL)
+      e.text += " [the MPI message " + std::string(r.receive ? "from" : "to") + " rank " + std::to_string(r.peer) +
+                " with tag " + std::to_string(r.tag) + ", carried by HComm tags " +
+                std::to_string(hcomm_tag(r.tag, kEnvelope)) + ".." + std::to_string(hcomm_tag(r.tag, kAck)) + "]";
+    throw;
+  }
+  finish(r, status);
+}
+
+}  // namespace hcomm::mpi
+
+using namespace hcomm::mpi;
+
+HCOMM_MPI_API int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return point_to_point("MPI_Send", comm, false, nullptr, MPI_STATUS_IGNORE,
+                        [&](Request& r, const Comm& c) { start_send(r, c, buf, count, datatype, dest, tag, false); });
+}
+HCOMM_MPI_ALIAS(Send)
+
+HCOMM_MPI_API int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return point_to_point("MPI_Rsend", comm, false, nullptr, MPI_STATUS_IGNORE,
+                        [&](Request& r, const Comm& c) { start_send(r, c, buf, count, datatype, dest, tag, false); });
+}
+HCOMM_MPI_ALIAS(Rsend)
+
+HCOMM_MPI_API int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return point_to_point("MPI_Ssend", comm, false, nullptr, MPI_STATUS_IGNORE,
+                        [&](Request& r, const Comm& c) { start_send(r, c, buf, count, datatype, dest, tag, true); });
+}
+HCOMM_MPI_ALIAS(Ssend)
+
+HCOMM_MPI_API int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                             MPI_Request* request) {
+  return point_to_point("MPI_Isend", comm, true, request, MPI_STATUS_IGNORE,
+                        [&](Request& r, const Comm& c) { start_send(r, c, buf, count, datatype, dest, tag, false); });
+}
+HCOMM_MPI_ALIAS(Isend)
+
+HCOMM_MPI_API int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                              MPI_Request* request) {
+  return point_to_point("MPI_Irsend", comm, true, request, MPI_STATUS_IGNORE,
+                        [&](Request& r, const Comm& c) { start_send(r, c, buf, count, datatype, dest, tag, false); });
+}
+HCOMM_MPI_ALIAS(Irsend)
+
+HCOMM_MPI_API int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                              MPI_Request* request) {
+  return point_to_point("MPI_Issend", comm, true, request, MPI_STATUS_IGNORE,
+                        [&](Request& r, const Comm& c) { start_send(r, c, buf, count, datatype, dest, tag, true); });
+}
+HCOMM_MPI_ALIAS(Issend)
+
+HCOMM_MPI_API int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                            MPI_Status* status) {
+  return point_to_point("MPI_Recv", comm, false, nullptr, status,
+                        [&](Request& r, const Comm& c) { start_recv(r, comm, c, buf, count, datatype, source, tag); });
+}
+HCOMM_MPI_ALIAS(Recv)
+
+HCOMM_MPI_API int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                             MPI_Request* request) {
+  return point_to_point("MPI_Irecv", comm, true, request, MPI_STATUS_IGNORE,
+                        [&](Request& r, const Comm& c) { start_recv(r, comm, c, buf, count, datatype, source, tag); });
+}
+HCOMM_MPI_ALIAS(Irecv)
+
+HCOMM_MPI_API int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                                MPI_Comm comm, MPI_Status* status) {
+  return call("MPI_Sendrecv", comm, [&] {
+    const Comm& c = comm_of(comm);
+    check_send(c, sendbuf, sendcount, sendtype, dest, sendtag);
+    check_recv(c, recvbuf, recvcount, recvtype, source, recvtag);
+    Request send, recv;
+    send.comm = recv.comm = comm;
+    start_recv(recv, comm, c, recvbuf, recvcount, recvtype, source, recvtag);
+    start_send(send, c, sendbuf, sendcount, sendtype, dest, sendtag, false);
+    wait_request(recv, status, "MPI_Sendrecv");
+    wait_request(send, MPI_STATUS_IGNORE, "MPI_Sendrecv");
+  });
+}
+HCOMM_MPI_ALIAS(Sendrecv)
+
+HCOMM_MPI_API int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                        int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return call("MPI_Sendrecv_replace", comm, [&] {
+    const Comm& c = comm_of(comm);
+    const size_t bytes = bytes_of(count, datatype);
+    check_buffer(buf, bytes, "buf");
+    check_send(c, buf, count, datatype, dest, sendtag);
+    check_recv(c, buf, count, datatype, source, recvtag);
+    std::vector<unsigned char> copy(static_cast<const unsigned char*>(buf),
+                                    static_cast<const unsigned char*>(buf) + (buf ? bytes : 0));
+    Request send, recv;
+    send.comm = recv.comm = comm;
+    start_recv(recv, comm, c, buf, count, datatype, source, recvtag);
+    start_send(send, c, copy.data(), count, datatype, dest, sendtag, false);
+    wait_request(recv, status, "MPI_Sendrecv_replace");
+    wait_request(send, MPI_STATUS_IGNORE, "MPI_Sendrecv_replace");
+  });
+}
+HCOMM_MPI_ALIAS(Sendrecv_replace)
+
+HCOMM_MPI_API int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (request && requests.count(*request)) comm = requests[*request]->comm;
+  return call("MPI_Wait", comm, [&] {
+    require_initialized("MPI_Wait");
+    if (!request) fail(MPI_ERR_REQUEST, "request is NULL");
+    wait_handle(request, status, "MPI_Wait");
+  });
+}
+HCOMM_MPI_ALIAS(Wait)
+
+HCOMM_MPI_API int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  return call("MPI_Waitall", MPI_COMM_WORLD, [&] {
+    require_initialized("MPI_Waitall");
+    if (count < 0) fail(MPI_ERR_COUNT, "count is %d, below 0", count);
+    if (count && !array_of_requests) fail(MPI_ERR_REQUEST, "array_of_requests is NULL");
+    for (int i = 0; i < count; ++i)
+      if (array_of_requests[i] != MPI_REQUEST_NULL) request_of(array_of_requests[i]);
+    std::optional<Error> first;
+    for (int i = 0; i < count; ++i) {
+      MPI_Status* status = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
+      try {
+        wait_handle(&array_of_requests[i], status, "MPI_Waitall");
+      } catch (const Error& e) {
+        if (!first) first = e;
+      }
+    }
+    if (first) fail(MPI_ERR_IN_STATUS, "a request failed (its status holds the error): %s", first->text.c_str());
+  });
+}
+HCOMM_MPI_ALIAS(Waitall)
+
+HCOMM_MPI_API int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  return call("MPI_Test", MPI_COMM_WORLD, [&] {
+    require_initialized("MPI_Test");
+    if (!request) fail(MPI_ERR_REQUEST, "request is NULL");
+    if (!flag) fail(MPI_ERR_ARG, "flag is NULL");
+    *flag = *request == MPI_REQUEST_NULL || test_request(request_of(*request), "MPI_Test");
+    if (*flag) wait_handle(request, status, "MPI_Test");
+  });
+}
+HCOMM_MPI_ALIAS(Test)
+
+HCOMM_MPI_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]) {
+  return call("MPI_Testall", MPI_COMM_WORLD, [&] {
+    require_initialized("MPI_Testall");
+    if (count < 0) fail(MPI_ERR_COUNT, "count is %d, below 0", count);
+    if (count && !array_of_requests) fail(MPI_ERR_REQUEST, "array_of_requests is NULL");
+    if (!flag) fail(MPI_ERR_ARG, "flag is NULL");
+    bool all = true;
+    for (int i = 0; i < count; ++i)
+      if (array_of_requests[i] != MPI_REQUEST_NULL)
+        all = test_request(request_of(array_of_requests[i]), "MPI_Testall") && all;
+    *flag = all;
+    for (int i = 0; all && i < count; ++i)
+      wait_handle(&array_of_requests[i],
+                  array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i], "MPI_Testall");
+  });
+}
+HCOMM_MPI_ALIAS(Testall)
+
+HCOMM_MPI_API int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return call("MPI_Get_count", MPI_COMM_WORLD, [&] {
+    if (!status || status == MPI_STATUS_IGNORE) fail(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+    if (!count) fail(MPI_ERR_ARG, "count is NULL");
+    const size_t size = type_of(datatype).extent;
+    const MPI_Count bytes = count_of(*status);
+    *count = bytes % static_cast<MPI_Count>(size) ? MPI_UNDEFINED : static_cast<int>(bytes / size);
+  });
+}
+HCOMM_MPI_ALIAS(Get_count)
