@@ -298,7 +298,8 @@ case_bad_arguments() {
 # Everything from the program on is the program's, options of hcomm-run's
 # own names among them; -n4, --timeout=S and -- work as before.
 case_program_arguments() {
-  printf '#!/bin/sh\nprintf "%%s:" "$HCOMM_SIZE" "$@"; echo\n' >"$WORK/args.sh"
+  # One write per line: the ranks share stdout, and two writes of one rank may enclose another's line.
+  printf '#!/bin/sh\nline=$(printf "%%s:" "$HCOMM_SIZE" "$@")\necho "$line"\n' >"$WORK/args.sh"
   chmod +x "$WORK/args.sh"
   launch -n 2 "$WORK/args.sh" --foo -n 3 --tag-output --timeout=1 -- --help -h ''
   expect_rc 0
