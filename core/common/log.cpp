@@ -109,9 +109,6 @@ void write(hcomm_log_level_t level, unsigned subsys, const std::string& message)
 
 namespace detail {
 
-thread_local int t_rank __attribute__((tls_model("initial-exec"))) = -1;
-std::atomic<int> g_first_rank{-1};
-
 void note_first_rank(int rank) {
   int none = -1;
   g_first_rank.compare_exchange_strong(none, rank, std::memory_order_relaxed);

@@ -25,10 +25,11 @@ std::string file_path(const std::string& pattern);
 // the communicator the thread works for. Other lines show the rank of the
 // process's first communicator ("?" before there is one).
 // Every call enters one, so it is a store and a load of a thread-local in
-// the static TLS block (initial-exec: no lookup of the library's block).
+// the static TLS block (initial-exec: no lookup of the library's block),
+// initialised at compile time (no wrapper call to initialise it first).
 namespace detail {
-extern thread_local int t_rank __attribute__((tls_model("initial-exec")));
-extern std::atomic<int> g_first_rank;
+inline constinit thread_local int t_rank __attribute__((tls_model("initial-exec"))) = -1;
+inline constinit std::atomic<int> g_first_rank{-1};
 void note_first_rank(int rank);
 }  // namespace detail
 
