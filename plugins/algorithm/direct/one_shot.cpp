@@ -227,34 +227,46 @@ bool blocks_in_signals(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_
   return only_from_peers(coll) && in_signals(view, coll, block) && !rooted_oversubscribed(view, coll);
 }
 
+// Who sends a gather's, scatter's or alltoall's blocks to whom, and where a
+// block lies: in the sender's SEND (and, through the windows, at the same
+// offset of its window) and in the receiver's RECV.
+struct BlockRoutes {
+  const Call& call;
+  hcomm_coll_t coll = call.args.coll;
+  uint64_t b = call.bytes;
+  int me = call.rank, n = call.nranks, root = call.args.root;
+  bool gathers = coll == HCOMM_COLL_GATHER, scatters = coll == HCOMM_COLL_SCATTER;
+  // This rank has a result: its own block goes from SEND to RECV unless in place.
+  bool own_result = coll == HCOMM_COLL_ALLTOALL || me == root;
+  bool sends_to(int p) const { return gathers ? p == root : !scatters || me == root; }
+  bool hears_from(int p) const { return scatters ? p == root : !gathers || me == root; }
+  uint64_t send_offset(int to) const { return gathers ? 0 : to * b; }
+  hcomm_bufref_t recv_at(int from) const { return at(HCOMM_BUF_RECV, scatters ? 0 : from * b); }
+  void copy_own_block(ScheduleWriter& out) const {
+    if (own_result && !call.args.in_place)
+      out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, send_offset(me)), .dst = recv_at(me), .bytes = b,
+               .nchunks = 1});
+  }
+};
+
 // Each block this rank sends is a signal's payload, and each it gets a
 // WAIT's, into its place in RECV; its own block, where it has a result and
 // not in place, a copy.
 void build_blocks_in_signals(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
-  const hcomm_coll_t coll = call.args.coll;
-  if (coll != HCOMM_COLL_ALLTOALL) check_root(call);
-  const uint64_t b = call.bytes;
-  if (b == 0) return;
-  const int me = call.rank, n = call.nranks, root = call.args.root;
-  const bool gathers = coll == HCOMM_COLL_GATHER, scatters = coll == HCOMM_COLL_SCATTER;
-  const auto sends_to = [&](int p) { return gathers ? p == root : !scatters || me == root; };
-  const auto hears_from = [&](int p) { return scatters ? p == root : !gathers || me == root; };
-  // Where a block lies in SEND (for its receiver) and in RECV (from its sender).
-  const auto send_at = [&](int to) { return at(HCOMM_BUF_SEND, gathers ? 0 : to * b); };
-  const auto recv_at = [&](int from) { return at(HCOMM_BUF_RECV, scatters ? 0 : from * b); };
-  const bool own_result = coll == HCOMM_COLL_ALLTOALL || me == root;
-  if (own_result && !call.args.in_place)
-    out.add({.kind = HCOMM_STEP_COPY, .src = send_at(me), .dst = recv_at(me), .bytes = b, .nchunks = 1});
-  for (int k = 1; k < n; ++k) {
-    const int p = (me + k) % n;
+  if (call.args.coll != HCOMM_COLL_ALLTOALL) check_root(call);
+  if (call.bytes == 0) return;
+  const BlockRoutes r{call};
+  r.copy_own_block(out);
+  for (int k = 1; k < r.n; ++k) {
+    const int p = (r.me + k) % r.n;
     int32_t sent = -1;
-    if (sends_to(p))
-      sent = out.add({.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .src = send_at(p), .bytes = b,
-                      .nchunks = 1});
-    if (!hears_from(p)) continue;
-    hcomm_step_t take = {.kind = HCOMM_STEP_WAIT, .peer = p, .match = kInputReady, .dst = recv_at(p), .bytes = b,
-                         .nchunks = 1};
+    if (r.sends_to(p))
+      sent = out.add({.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady,
+                      .src = at(HCOMM_BUF_SEND, r.send_offset(p)), .bytes = r.b, .nchunks = 1});
+    if (!r.hears_from(p)) continue;
+    hcomm_step_t take = {.kind = HCOMM_STEP_WAIT, .peer = p, .match = kInputReady, .dst = r.recv_at(p),
+                         .bytes = r.b, .nchunks = 1};
     // An alltoall in place sends block p from where block p arrives.
     if (sent >= 0 && call.args.in_place) wait_whole(take, sent);
     out.add(take);
@@ -277,35 +289,27 @@ bool blocks_in_windows(const hcomm_comm_view_t& view, hcomm_coll_t coll, uint64_
 
 void build_blocks_in_windows(const DirectCall& direct, ScheduleWriter& out) {
   const Call& call = direct.call;
-  const hcomm_coll_t coll = call.args.coll;
-  if (coll != HCOMM_COLL_ALLTOALL) check_root(call);
-  const uint64_t b = call.bytes;
-  if (b == 0) return;
-  const int me = call.rank, n = call.nranks, root = call.args.root;
-  const bool gathers = coll == HCOMM_COLL_GATHER, scatters = coll == HCOMM_COLL_SCATTER;
-  const bool sends = !scatters || me == root, own_result = coll == HCOMM_COLL_ALLTOALL || me == root;
-  const auto sends_to = [&](int p) { return gathers ? p == root : sends; };
-  const auto hears_from = [&](int p) { return scatters ? p == root : !gathers || me == root; };
-  const auto send_offset = [&](int to) { return gathers ? 0 : to * b; };
-  const auto recv_at = [&](int from) { return at(HCOMM_BUF_RECV, scatters ? 0 : from * b); };
+  if (call.args.coll != HCOMM_COLL_ALLTOALL) check_root(call);
+  if (call.bytes == 0) return;
+  const BlockRoutes r{call};
+  // Every rank that sends copies its SEND into its window (a gather's root sends nothing).
   int32_t copied = -1;
-  if (sends && (!gathers || me != root))
+  if ((!r.scatters || r.me == r.root) && !(r.gathers && r.me == r.root))
     copied = out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, 0), .dst = at(HCOMM_BUF_WINDOW, 0),
-                      .bytes = gathers ? b : n * b, .nchunks = 1});
-  if (own_result && !call.args.in_place)
-    out.add({.kind = HCOMM_STEP_COPY, .src = at(HCOMM_BUF_SEND, send_offset(me)), .dst = recv_at(me), .bytes = b,
-             .nchunks = 1});
-  for (int k = 1; k < n; ++k) {
-    const int p = (me + k) % n;
-    if (!sends_to(p)) continue;
+                      .bytes = r.gathers ? r.b : r.n * r.b, .nchunks = 1});
+  r.copy_own_block(out);
+  for (int k = 1; k < r.n; ++k) {
+    const int p = (r.me + k) % r.n;
+    if (!r.sends_to(p)) continue;
     hcomm_step_t signal = {.kind = HCOMM_STEP_SIGNAL, .peer = p, .match = kInputReady, .nchunks = 1};
     wait_whole(signal, copied);
     out.add(signal);
   }
-  for (int k = 1; k < n; ++k) {
-    const int p = (me + k) % n;
-    if (!hears_from(p)) continue;
-    hcomm_step_t load = read_step(call, p, at(HCOMM_BUF_WINDOW, send_offset(me)), recv_at(p), b, 1, false, false);
+  for (int k = 1; k < r.n; ++k) {
+    const int p = (r.me + k) % r.n;
+    if (!r.hears_from(p)) continue;
+    hcomm_step_t load =
+        read_step(call, p, at(HCOMM_BUF_WINDOW, r.send_offset(r.me)), r.recv_at(p), r.b, 1, false, false);
     wait_whole(load, wait_for(out, p, kInputReady, -1));
     // In place, RECV is SEND: block p arrives where the window copy read it.
     if (copied >= 0 && call.args.in_place) wait_whole(load, copied);
