@@ -203,6 +203,25 @@ void alltoallv_bytes(const Comm& c, Request& r, const void* send, void* recv, co
   });
 }
 
+// The root's blocks of a gatherv (recvcounts) or scatterv (sendcounts) in
+// bytes into r.counts at `counts_at` and `displs_at`, checked.
+void root_blocks(Request& r, const Comm& c, const int* counts, const int* displs, MPI_Datatype type,
+                 const char* counts_name, const char* type_name, size_t counts_at, size_t displs_at) {
+  const size_t extent = type_of(type, type_name).extent;
+  if (!counts || !displs) fail(MPI_ERR_ARG, "%s or displs is NULL on the root", counts_name);
+  for (int i = 0; i < c.size; ++i) {
+    if (counts[i] < 0) fail(MPI_ERR_COUNT, "%s[%d] is %d, below 0", counts_name, i, counts[i]);
+    if (displs[i] < 0) fail(MPI_ERR_ARG, "displs[%d] is %d, below 0", i, displs[i]);
+    r.counts[counts_at + i] = static_cast<size_t>(counts[i]) * extent;
+    r.counts[displs_at + i] = static_cast<size_t>(displs[i]) * extent;
+  }
+}
+
+// The bytes of the root's blocks together, for its buffer's check.
+size_t root_total(const Request& r, const Comm& c, size_t counts_at) {
+  return std::accumulate(&r.counts[counts_at], &r.counts[counts_at] + c.size, size_t{0});
+}
+
 void gatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
              const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root) {
   check_root(root, c);
@@ -213,20 +232,12 @@ void gatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Dat
   if (!in_place(send)) check_buffer(send, bytes, "sendbuf");
   if (is_root) {
     check_not_in_place(recv, "recvbuf");
-    const size_t extent = type_of(recvtype, "recvtype").extent;
-    if (!recvcounts || !displs) fail(MPI_ERR_ARG, "recvcounts or displs is NULL on the root");
-    for (int i = 0; i < c.size; ++i) {
-      if (recvcounts[i] < 0) fail(MPI_ERR_COUNT, "recvcounts[%d] is %d, below 0", i, recvcounts[i]);
-      if (displs[i] < 0) fail(MPI_ERR_ARG, "displs[%d] is %d, below 0", i, displs[i]);
-      r.counts[l.recv_counts + i] = static_cast<size_t>(recvcounts[i]) * extent;
-      r.counts[l.recv_displs + i] = static_cast<size_t>(displs[i]) * extent;
-    }
+    root_blocks(r, c, recvcounts, displs, recvtype, "recvcounts", "recvtype", l.recv_counts, l.recv_displs);
     if (in_place(send))
       r.counts[l.recv_counts + root] = 0;  // the root's own block is in place already
     else
       check_same(bytes, r.counts[l.recv_counts + root]);
-    check_buffer(recv, std::accumulate(&r.counts[l.recv_counts], &r.counts[l.recv_counts] + c.size, size_t{0}),
-                 "recvbuf");
+    check_buffer(recv, root_total(r, c, l.recv_counts), "recvbuf");
   }
   r.counts[l.send_counts + root] = bytes;
   alltoallv_bytes(c, r, in_place(send) ? nullptr : send, is_root ? recv : nullptr, l);
@@ -242,20 +253,12 @@ void scatterv(const Comm& c, Request& r, const void* send, const int* sendcounts
   if (!in_place(recv)) check_buffer(recv, bytes, "recvbuf");
   if (is_root) {
     check_not_in_place(send, "sendbuf");
-    const size_t extent = type_of(sendtype, "sendtype").extent;
-    if (!sendcounts || !displs) fail(MPI_ERR_ARG, "sendcounts or displs is NULL on the root");
-    for (int i = 0; i < c.size; ++i) {
-      if (sendcounts[i] < 0) fail(MPI_ERR_COUNT, "sendcounts[%d] is %d, below 0", i, sendcounts[i]);
-      if (displs[i] < 0) fail(MPI_ERR_ARG, "displs[%d] is %d, below 0", i, displs[i]);
-      r.counts[l.send_counts + i] = static_cast<size_t>(sendcounts[i]) * extent;
-      r.counts[l.send_displs + i] = static_cast<size_t>(displs[i]) * extent;
-    }
+    root_blocks(r, c, sendcounts, displs, sendtype, "sendcounts", "sendtype", l.send_counts, l.send_displs);
     if (in_place(recv))
       r.counts[l.send_counts + root] = 0;  // the root's own block stays where it is
     else
       check_same(r.counts[l.send_counts + root], bytes);
-    check_buffer(send, std::accumulate(&r.counts[l.send_counts], &r.counts[l.send_counts] + c.size, size_t{0}),
-                 "sendbuf");
+    check_buffer(send, root_total(r, c, l.send_counts), "sendbuf");
   }
   r.counts[l.recv_counts + root] = bytes;
   alltoallv_bytes(c, r, is_root ? send : nullptr, in_place(recv) ? nullptr : recv, l);
