@@ -13,12 +13,22 @@ namespace hcomm::algorithm {
 
 namespace {
 
+// Parts nest at most this deep: an algorithm whose parts choose it again
+// for their groups would otherwise never end.
+constexpr int kMaxPartDepth = 4;
+
+}  // namespace
+
 // The C builder callbacks append to a Schedule.
 struct BuildContext {
+  const Selector* selector;
+  int depth;
   exec::Schedule* schedule;
-  uint64_t chunk_bytes;
+  Composition composition;
   std::string error;
 };
+
+namespace {
 
 int32_t add_step(hcomm_schedule_builder_t* b, const hcomm_step_t* step) {
   auto* ctx = static_cast<BuildContext*>(b->ctx);
@@ -36,7 +46,21 @@ void need_scratch(hcomm_schedule_builder_t* b, uint64_t bytes) {
 }
 
 uint32_t chunks_for(hcomm_schedule_builder_t* b, uint64_t bytes, size_t elem_size) {
-  return hcomm_chunk_count(bytes, elem_size, static_cast<BuildContext*>(b->ctx)->chunk_bytes);
+  return hcomm_chunk_count(bytes, elem_size, static_cast<BuildContext*>(b->ctx)->selector->view().chunk_bytes);
+}
+
+int32_t add_coll(hcomm_schedule_builder_t* b, const hcomm_coll_part_t* part) {
+  auto* ctx = static_cast<BuildContext*>(b->ctx);
+  if (!part) {
+    ctx->error = "add_coll: null part";
+    return -1;
+  }
+  try {
+    return ctx->selector->add_part(*part, ctx->schedule->steps, ctx->composition, ctx->depth);
+  } catch (const Error& e) {
+    ctx->error = e.what();
+    return -1;
+  }
 }
 
 bool offers(const hcomm_algorithm_desc_t& a, const std::string& name, hcomm_coll_t coll) {
@@ -158,15 +182,50 @@ void Selector::force(hcomm_coll_t coll, const std::string& algorithm) {
                                : ("algorithm " + algorithm + " forced").c_str());
 }
 
-std::shared_ptr<exec::Schedule> Selector::build(const hcomm_coll_args_t& args) const {
+struct Selector::Group {
+  Group(const hcomm_comm_view_t& whole, std::span<const int> ranks,
+        const std::vector<const hcomm_algorithm_desc_t*>& algorithms)
+      : view(whole, ranks), selector(view.view(), {}, algorithms) {}
+  GroupView view;
+  Selector selector;
+};
+
+Selector::Selector(Selector&&) noexcept = default;
+Selector::~Selector() = default;
+
+const Selector& Selector::group(std::span<const int> ranks) const {
+  std::unique_ptr<Group>& g = groups_[std::vector<int>(ranks.begin(), ranks.end())];
+  if (!g) g = std::make_unique<Group>(view_, ranks, algorithms_);
+  return g->selector;
+}
+
+int32_t Selector::add_part(const hcomm_coll_part_t& part, std::vector<hcomm_step_t>& steps, Composition& composition,
+                           int depth) const {
+  try {
+    check_part(part, view_, steps.size());
+    if (depth + 1 > kMaxPartDepth)
+      HCOMM_THROW(HCOMM_ERR_INTERNAL, "parts nest deeper than %d (an algorithm chosen again for its own parts?)",
+                  kMaxPartDepth);
+    const Selector& group = this->group({part.ranks, static_cast<size_t>(part.nranks)});
+    const std::shared_ptr<exec::Schedule> built = group.build(*part.args, depth + 1);
+    return composition.add(steps, part, *built);
+  } catch (const Error& e) {
+    throw Error(e.code(), format("part %u (%s over %d ranks): %s", part.id,
+                                 part.size >= sizeof part && part.args ? coll_name(part.args->coll) : "?",
+                                 part.nranks, e.what()));
+  }
+}
+
+std::shared_ptr<exec::Schedule> Selector::build(const hcomm_coll_args_t& args, int depth) const {
   warn_unfollowed(args);
   auto list = candidates(args);
   for (const auto* a : list) {
     auto s = std::make_shared<exec::Schedule>();
     s->algorithm = a->name;
     s->args = args;
-    BuildContext ctx{s.get(), view_.chunk_bytes, ""};
-    hcomm_schedule_builder_t b{.ctx = &ctx, .add = add_step, .need_scratch = need_scratch, .chunks_for = chunks_for};
+    BuildContext ctx{.selector = this, .depth = depth, .schedule = s.get(), .composition = {}, .error = ""};
+    hcomm_schedule_builder_t b{
+        .ctx = &ctx, .add = add_step, .need_scratch = need_scratch, .chunks_for = chunks_for, .add_coll = add_coll};
     hcomm_result_t rc = a->build(&args, &view_, &b);
     if (rc == HCOMM_ERR_UNSUPPORTED) {
       HCOMM_DEBUG(ALGO, "%s declined %s of %zu elements", a->name, coll_name(args.coll), args.count);
@@ -175,6 +234,7 @@ std::shared_ptr<exec::Schedule> Selector::build(const hcomm_coll_args_t& args) c
     if (rc != HCOMM_SUCCESS || !ctx.error.empty())
       HCOMM_THROW(rc == HCOMM_SUCCESS ? HCOMM_ERR_INTERNAL : rc, "algorithm %s failed to build %s: %s", a->name,
                   coll_name(args.coll), ctx.error.empty() ? last_error() : ctx.error.c_str());
+    s->algorithm_scratch = ctx.composition.place_scratch(s->steps, s->algorithm_scratch);
     exec::finalize_schedule(*s, send_bytes(args, view_.nranks, view_.rank), recv_bytes(args, view_.nranks, view_.rank));
     if (logged_.insert(std::string(coll_name(args.coll)) + ":" + a->name).second)
       HCOMM_INFO(ALGO, "%s of %llu bytes: algorithm %s", coll_name(args.coll),

@@ -8,11 +8,14 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/algorithm/composition.hpp"
 #include "core/algorithm/layout.hpp"
 #include "core/algorithm/score_map.hpp"
 #include "core/algorithm/tune.hpp"
@@ -31,12 +34,21 @@ class Selector {
   // names an algorithm no loaded plugin offers for its collective.
   Selector(const hcomm_comm_view_t& view, std::vector<TuneRule> rules,
            std::vector<const hcomm_algorithm_desc_t*> algorithms);
+  Selector(Selector&&) noexcept;
+  ~Selector();
 
   // The algorithms that serve a call, best first: the forced one, then as the
   // score map orders them.
   std::vector<const hcomm_algorithm_desc_t*> candidates(const hcomm_coll_args_t& args) const;
-  // Builds the schedule of the first candidate that accepts the call.
-  std::shared_ptr<exec::Schedule> build(const hcomm_coll_args_t& args) const;
+  // Builds the schedule of the first candidate that accepts the call; the
+  // parts an algorithm adds (hcomm_coll_part_t) are built by the selector of
+  // their group.
+  std::shared_ptr<exec::Schedule> build(const hcomm_coll_args_t& args) const { return build(args, 0); }
+  // Builds `part` on its group's selector and adds its steps to `steps`, a
+  // schedule `depth` parts deep that `composition` lays out; returns the step
+  // that ends the part. Throws for a malformed part or one no algorithm serves.
+  int32_t add_part(const hcomm_coll_part_t& part, std::vector<hcomm_step_t>& steps, Composition& composition,
+                   int depth) const;
   // The algorithm a call would use (the first candidate; its build may still
   // decline), or nullptr when none serves it.
   const hcomm_algorithm_desc_t* pick(const hcomm_coll_args_t& args) const;
@@ -58,6 +70,12 @@ class Selector {
   // not serve it: one warning each (rank 0), when such a call is built.
   void warn_unfollowed(const hcomm_coll_args_t& args) const;
   void warn_once(const std::string& key, const std::string& text) const;
+  // `depth`: how many parts deep this build is.
+  std::shared_ptr<exec::Schedule> build(const hcomm_coll_args_t& args, int depth) const;
+  // The selector of a group of this communicator's ranks: the same
+  // algorithms on the group's view, by the cost model alone (HCOMM_TUNE and
+  // forced choices are the whole call's); made on first use.
+  const Selector& group(std::span<const int> ranks) const;
 
   hcomm_comm_view_t view_;
   std::vector<TuneRule> rules_;
@@ -65,6 +83,8 @@ class Selector {
   ScoreMap map_;
   std::array<std::string, HCOMM_NUM_COLLS> forced_;
   mutable std::set<std::string> logged_;  // choices and warnings already logged
+  struct Group;  // a GroupView and its selector
+  mutable std::map<std::vector<int>, std::unique_ptr<Group>> groups_;
 };
 
 }  // namespace hcomm::algorithm

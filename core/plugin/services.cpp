@@ -51,6 +51,7 @@ const hcomm_plugin_services_t* services() {
       .log_enabled = log_enabled,
       .get_setting = get_setting,
       .set_error = set_error,
+      .abi_minor = HCOMM_PLUGIN_ABI_MINOR,
   };
   return &table;
 }

@@ -179,8 +179,8 @@ hcomm_comm_view_t comm_view(int nranks, int rank, const View& view) {
   return comm;
 }
 
-TestBuilder::TestBuilder(RankSchedule& out, const Chunking& chunking, bool reject)
-    : out_(out), chunking_(chunking), reject_(reject) {
+TestBuilder::TestBuilder(RankSchedule& out, const Chunking& chunking, bool reject, const hcomm_comm_view_t* view)
+    : out_(out), chunking_(chunking), reject_(reject), view_(view) {
   c_.ctx = this;
   c_.add = [](hcomm_schedule_builder_t* b, const hcomm_step_t* step) {
     auto* self = static_cast<TestBuilder*>(b->ctx);
@@ -195,7 +195,22 @@ TestBuilder::TestBuilder(RankSchedule& out, const Chunking& chunking, bool rejec
   c_.chunks_for = [](hcomm_schedule_builder_t* b, uint64_t bytes, size_t elem) {
     return static_cast<TestBuilder*>(b->ctx)->chunking_.rule(bytes, elem);
   };
+  c_.add_coll = [](hcomm_schedule_builder_t* b, const hcomm_coll_part_t* part) {
+    auto* self = static_cast<TestBuilder*>(b->ctx);
+    if (self->reject_ || !self->view_ || !part) return int32_t{-1};
+    if (!self->selector_)
+      self->selector_ = std::make_unique<algorithm::Selector>(*self->view_, std::vector<algorithm::TuneRule>{},
+                                                              AlgorithmPlugins::get().algorithms());
+    try {
+      return self->selector_->add_part(*part, self->out_.steps, self->composition_, 0);
+    } catch (const std::exception& e) {
+      plugin_error_text() = e.what();
+      return int32_t{-1};
+    }
+  };
 }
+
+void TestBuilder::finish() { out_.scratch = composition_.place_scratch(out_.steps, out_.scratch); }
 
 bool Built::all(hcomm_result_t r) const {
   return std::all_of(results.begin(), results.end(), [&](hcomm_result_t x) { return x == r; });
@@ -205,10 +220,11 @@ Built build_all(const hcomm_algorithm_desc_t& algo, const CallArgs& args, const 
   Built out;
   out.ranks.resize(static_cast<size_t>(c.nranks));
   for (int r = 0; r < c.nranks; ++r) {
-    TestBuilder builder(out.ranks[static_cast<size_t>(r)], *c.chunking);
     const hcomm_comm_view_t comm = comm_view(c.nranks, r, *c.view);
+    TestBuilder builder(out.ranks[static_cast<size_t>(r)], *c.chunking, false, &comm);
     plugin_error_text().clear();
     out.results.push_back(algo.build(&args.at(r), &comm, builder.c()));
+    builder.finish();
     out.errors.push_back(out.results.back() == HCOMM_SUCCESS ? "" : plugin_error_text());
   }
   return out;

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/algorithm/composition.hpp"
+#include "core/algorithm/selector.hpp"
 #include "hcomm/plugin/algorithm.h"
 
 namespace hcomm::algotest {
@@ -107,16 +110,24 @@ struct RankSchedule {
 bool publishes_recv(const std::vector<RankSchedule>& ranks);
 
 // A builder as the core's: records steps and scratch, answers chunk counts by
-// rule; `reject` refuses every step, as a builder out of memory would.
+// rule; `reject` refuses every step, as a builder out of memory would. Parts
+// (add_coll) are built as the core builds them, by the selector of their
+// group among the loaded plugins' algorithms on `view`'s groups; without a
+// view they are refused. finish() lays out the parts' scratch.
 class TestBuilder {
  public:
-  TestBuilder(RankSchedule& out, const Chunking& chunking, bool reject = false);
+  TestBuilder(RankSchedule& out, const Chunking& chunking, bool reject = false,
+              const hcomm_comm_view_t* view = nullptr);
   hcomm_schedule_builder_t* c() { return &c_; }
+  void finish();
 
  private:
   RankSchedule& out_;
   const Chunking& chunking_;
   bool reject_;
+  const hcomm_comm_view_t* view_;
+  std::unique_ptr<algorithm::Selector> selector_;
+  algorithm::Composition composition_;
   hcomm_schedule_builder_t c_{};
 };
 

@@ -21,6 +21,7 @@ const hcomm_plugin_services_t kServices = {
     .log_enabled = [](hcomm_log_level_t, const char*) { return 0; },
     .get_setting = [](const char*) { return ""; },
     .set_error = [](const char* message) { plugin_error_text() = message; },
+    .abi_minor = HCOMM_PLUGIN_ABI_MINOR,
 };
 
 std::vector<std::string> plugin_folders() {
@@ -95,6 +96,13 @@ void AlgorithmPlugins::load(const std::string& path) {
     return;
   }
   headers_.push_back(header);
+}
+
+std::vector<const hcomm_algorithm_desc_t*> AlgorithmPlugins::algorithms() const {
+  std::vector<const hcomm_algorithm_desc_t*> out;
+  for (const hcomm_plugin_header_t* h : headers_)
+    for (size_t i = 0; i < iface(h)->num_algorithms; ++i) out.push_back(&iface(h)->algorithms[i]);
+  return out;
 }
 
 void AlgorithmPlugins::reclaim() const {

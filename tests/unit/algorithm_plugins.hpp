@@ -23,6 +23,8 @@ class AlgorithmPlugins {
   static const hcomm_algorithm_v1_t* iface(const hcomm_plugin_header_t* h) {
     return static_cast<const hcomm_algorithm_v1_t*>(h->iface);
   }
+  // Every algorithm of every plugin, as the core's registry lists them.
+  std::vector<const hcomm_algorithm_desc_t*> algorithms() const;
   // The first algorithm called `name` that serves `coll`, or nullptr.
   const hcomm_algorithm_desc_t* find(const char* name, hcomm_coll_t coll) const;
   // Hands the plugins these tests' services again: the core's loader opens

@@ -36,6 +36,7 @@ const hcomm_plugin_services_t kServices = {
     .log_enabled = [](hcomm_log_level_t level, const char*) { return level <= HCOMM_LOG_WARN ? 1 : 0; },
     .get_setting = [](const char*) { return ""; },
     .set_error = [](const char*) {},
+    .abi_minor = HCOMM_PLUGIN_ABI_MINOR,
 };
 
 // Calls `step` until it returns true; false after `seconds`.

@@ -39,6 +39,7 @@ inline const hcomm_plugin_services_t kServices = {
     .log_enabled = [](hcomm_log_level_t, const char*) { return 0; },
     .get_setting = [](const char*) { return ""; },
     .set_error = [](const char* message) { plugin_error_text() = message; },
+    .abi_minor = HCOMM_PLUGIN_ABI_MINOR,
 };
 
 // The algorithm `name` serving `coll` in libhcomm_algorithm_<plugin>.so of

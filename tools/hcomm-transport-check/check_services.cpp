@@ -38,7 +38,8 @@ CheckServices::CheckServices()
              .log = &CheckServices::log,
              .log_enabled = &CheckServices::log_enabled,
              .get_setting = &CheckServices::get_setting,
-             .set_error = &CheckServices::set_error} {}
+             .set_error = &CheckServices::set_error,
+             .abi_minor = HCOMM_PLUGIN_ABI_MINOR} {}
 
 void CheckServices::configure(int rank, const hcomm_plugin_header_t& header) {
   std::string ignored;

@@ -238,6 +238,46 @@ typedef struct hcomm_step {
   uint32_t whole_deps;               /* bit i: deps[i] waits for the whole step */
 } hcomm_step_t;
 
+/* ABI 1.13: a collective over a group of this communicator's ranks, added to
+ * a schedule as one of its parts (hcomm_schedule_builder_t.add_coll): the
+ * core builds it as the group's own communicator would (the algorithm the
+ * selector picks for the group, whose view is this one's restricted to the
+ * group, without mapped memory) and adds its steps to this schedule, so an
+ * algorithm composes flat collectives over hosts, rails or leaders. */
+typedef enum hcomm_part_flags {
+  /* Its reductions finish their elements: AVG divides there (by this
+   * communicator's rank count); in the other parts it sums. */
+  HCOMM_PART_FINISHES = 1u << 0,
+  /* Its results are the call's: no later step reads them, so its steps keep
+   * HCOMM_STEP_UNREAD. */
+  HCOMM_PART_LAST = 1u << 1
+} hcomm_part_flags_t;
+
+/* Parts' ids: each part's messages are matched by (id + 1) << 16 | the match
+ * its algorithm gave them, so the algorithm's own steps keep their matches
+ * below 2^16 and the parts' algorithms theirs too. */
+#define HCOMM_MAX_PARTS 255
+
+typedef struct hcomm_coll_part {
+  size_t size;
+  /* The call in the group's terms: root and the layout arrays by group rank. */
+  const hcomm_coll_args_t* args;
+  /* ranks[i] is group rank i's rank in this communicator; this rank is one of them. */
+  const int* ranks;
+  int nranks;
+  /* Where the part's SEND and RECV lie in this schedule's buffers, the
+   * in-place conventions already applied (as hcomm_coll_args_t says). */
+  hcomm_bufref_t send;
+  hcomm_bufref_t recv;
+  /* Below HCOMM_MAX_PARTS; parts that may be in flight at once between the
+   * same ranks have different ids, and every rank of the group passes the same. */
+  uint32_t id;
+  uint32_t flags; /* hcomm_part_flags_t */
+  /* Steps of this schedule that the whole part waits for, each as a whole. */
+  const int32_t* deps;
+  uint32_t ndeps; /* at most HCOMM_STEP_MAX_DEPS */
+} hcomm_coll_part_t;
+
 typedef struct hcomm_schedule_builder {
   void* ctx;
   /* Appends a step; returns its index, or -1 (the text is recorded). */
@@ -247,6 +287,11 @@ typedef struct hcomm_schedule_builder {
   /* The number of chunks for a transfer of `bytes`: hcomm_chunk_count() at
    * the view's chunk_bytes. */
   uint32_t (*chunks_for)(struct hcomm_schedule_builder* builder, uint64_t bytes, size_t elem_size);
+  /* ABI 1.13 (where the services' abi_minor is at least 13): adds `part`'s
+   * steps; returns the index of a step that completes once this rank's share
+   * of the part has, or -1 (the text is recorded). The part's scratch lies
+   * past every byte the algorithm asks for with need_scratch. */
+  int32_t (*add_coll)(struct hcomm_schedule_builder* builder, const hcomm_coll_part_t* part);
 } hcomm_schedule_builder_t;
 
 typedef struct hcomm_algorithm_desc {

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define HCOMM_PLUGIN_ABI_MAJOR 1
-#define HCOMM_PLUGIN_ABI_MINOR 12
+#define HCOMM_PLUGIN_ABI_MINOR 13
 #define HCOMM_PLUGIN_SYMBOL "hcomm_plugin_v1"
 
 typedef enum hcomm_plugin_kind {
@@ -74,6 +74,9 @@ typedef struct hcomm_plugin_services {
   const char* (*get_setting)(const char* name);
   /* Records the text of the error the plugin is about to return. */
   void (*set_error)(const char* message);
+  /* ABI 1.13: the core's ABI minor version. A plugin built against a newer
+   * one calls what later minors added only where this is at least theirs. */
+  uint32_t abi_minor;
 } hcomm_plugin_services_t;
 
 typedef struct hcomm_plugin_header {

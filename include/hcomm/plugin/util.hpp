@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +99,10 @@ class Services {
     if (s_) s_->set_error(msg.c_str());
   }
   std::string setting(const char* name) const { return s_ ? s_->get_setting(name) : ""; }
+  // The core's ABI minor version (before 1.13, which added it: 12 or less).
+  uint32_t core_abi_minor() const {
+    return s_ && s_->size >= offsetof(hcomm_plugin_services_t, abi_minor) + sizeof(s_->abi_minor) ? s_->abi_minor : 12;
+  }
   // The core validated declared settings at start, so these parse.
   long long setting_int(const char* name) const { return std::strtoll(setting(name).c_str(), nullptr, 10); }
   unsigned long long setting_size(const char* name) const {

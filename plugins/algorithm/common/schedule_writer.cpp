@@ -42,6 +42,12 @@ int32_t ScheduleWriter::add(const hcomm_step_t& step) {
   return index;
 }
 
+int32_t ScheduleWriter::add_part(const hcomm_coll_part_t& part) {
+  int32_t index = builder_->add_coll(builder_, &part);
+  if (index < 0) throw StepRejected();
+  return index;
+}
+
 uint32_t ScheduleWriter::chunks(uint64_t bytes, size_t elem_size) {
   uint64_t elements = elem_size ? bytes / elem_size : 0;
   uint64_t asked = builder_->chunks_for(builder_, bytes, elem_size);

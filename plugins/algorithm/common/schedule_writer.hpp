@@ -45,6 +45,9 @@ class ScheduleWriter {
   uint32_t chunks(uint64_t bytes, size_t elem_size);
   // Asks for `bytes` of HCOMM_BUF_SCRATCH (the largest request counts).
   void need_scratch(uint64_t bytes) { builder_->need_scratch(builder_, bytes); }
+  // Adds a collective over a group as part of this schedule (ABI 1.13, where
+  // the core has it); returns the step that ends this rank's share of it.
+  int32_t add_part(const hcomm_coll_part_t& part);
 
  private:
   hcomm_schedule_builder_t* builder_;

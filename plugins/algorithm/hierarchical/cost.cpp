@@ -13,7 +13,7 @@ std::optional<HostShape> host_shape(const hcomm_comm_view_t& view) {
   if (view.nnodes <= 1 || !view.node_of) return std::nullopt;
   try {
     const Hosts hosts(view, "hierarchical cost");
-    if (hosts.count() <= 1) return std::nullopt;
+    if (hosts.count() <= 1 || hosts.max_local() <= 1) return std::nullopt;
     return HostShape{.hosts = hosts.count(), .min_local = hosts.min_local(), .max_local = hosts.max_local()};
   } catch (const hcomm::plugin::Error&) {
     return std::nullopt;  // the build names the bad entry

@@ -19,8 +19,9 @@ struct HostShape {
   int max_local;  // ranks of the largest host
 };
 
-// The shape of the view's hosts; nullopt on one host or a node_of that does
-// not describe hosts, where a hierarchical algorithm has nothing to gain.
+// The shape of the view's hosts; nullopt on one host, with one rank per host
+// (a rail, as the parts see it) or a node_of that does not describe hosts,
+// where a hierarchical algorithm has nothing to gain.
 std::optional<HostShape> host_shape(const hcomm_comm_view_t& view);
 
 // The cost of a call the hierarchical algorithms leave to the flat ones.

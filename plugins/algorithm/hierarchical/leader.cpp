@@ -1,30 +1,27 @@
-// Leader-based schedules, for small messages and the rooted collectives: one
-// rank per host (its lowest, or the root on the root's host) stands for the
-// host between hosts. Host levels are binomial trees; every step carries the
-// whole message in the same chunks, so chunk c moves on from level to level
-// as soon as it is here.
-//   reduce: host trees reduce to the leaders, the leaders' tree to the root.
-//   broadcast: the leaders' tree from the root, then the host trees.
-//   hier_leader allreduce: host trees reduce to the leaders, the leaders
-//   allreduce by recursive doubling (one exchange per round, log2 H rounds
-//   where a reduce and a broadcast would cross hosts 2 ceil(log2 H) times),
-//   host trees broadcast.
+// Leader-based compositions, for small messages and the rooted collectives:
+// one rank per host (its lowest, or the root on the root's host) stands for
+// the host between hosts.
+//   reduce: each host reduces to its leader, the leaders reduce to the root.
+//   broadcast: the leaders broadcast from the root, then each host from its
+//   leader (on the root's host from the root, at once).
+//   hier_leader allreduce: each host reduces to its leader, the leaders
+//   allreduce, each host broadcasts from its leader.
+// Every part is the collective the selector picks for its group.
 #include "common/recursive_halving.hpp"
 #include "cost.hpp"
 #include "hierarchical.hpp"
-#include "passes.hpp"
 
 namespace hcomm::algo {
 
 namespace {
 
-enum Phase : uint32_t { kHostReduce, kLeaderReduce, kLeaderBroadcast, kHostBroadcast, kLeaderExchange };
+enum PartId : uint32_t { kHostReduce, kLeaders, kHostBroadcast };
 
-// The levels around this rank when `root` is the root of the call.
+// The groups around this rank when `root` is the root of the call.
 struct Levels {
-  Group host;  // this rank's host; `leader` its tree's root position
-  int leader;
-  Group leaders;  // one rank per host, in host order; me is -1 off the leaders
+  const std::vector<int>& host;  // this rank's host
+  int leader;                    // its leader's place there
+  std::vector<int> leaders;      // one rank per host, in host order
   int root_host;
   bool is_leader;
 };
@@ -32,72 +29,74 @@ struct Levels {
 Levels levels(const HierCall& h, int root) {
   const Hosts& hosts = h.hosts;
   const int rank = h.call.rank, host = hosts.host_of(rank), root_host = hosts.host_of(root);
-  Levels l{.host = {hosts.ranks(host), hosts.local_of(rank)},
+  Levels l{.host = hosts.ranks(host),
            .leader = host == root_host ? hosts.local_of(root) : 0,
-           .leaders = {{}, -1},
+           .leaders = {},
            .root_host = root_host,
            .is_leader = false};
-  for (int k = 0; k < hosts.count(); ++k) {
-    const int leader = k == root_host ? root : hosts.ranks(k)[0];
-    l.leaders.ranks.push_back(leader);
-    if (leader == rank) l.leaders.me = k;
-  }
-  l.is_leader = l.leaders.me >= 0;
+  for (int k = 0; k < hosts.count(); ++k) l.leaders.push_back(k == root_host ? root : hosts.ranks(k)[0]);
+  l.is_leader = l.leaders[static_cast<size_t>(host)] == rank;
   return l;
 }
 
-TreeMessage message(const Call& call, uint32_t phase, ScheduleWriter& out) {
-  return {.match = match_of(phase, 0), .bytes = call.bytes, .nchunks = out.chunks(call.bytes, call.args.dtype_size)};
-}
+const hcomm_bufref_t kSend = at(HCOMM_BUF_SEND, 0), kRecv = at(HCOMM_BUF_RECV, 0);
 
-// Every rank's input reduced to its leader's `acc`.
-Placed add_host_reduce(const HierCall& h, const Levels& l, hcomm_bufref_t acc, ScheduleWriter& out) {
-  return add_tree_reduce(l.host, l.leader, message(h.call, kHostReduce, out), {.at = at(HCOMM_BUF_SEND, 0)}, acc,
-                         false, out);
-}
-
-// The leader's `value` to every other rank of its host's RECV.
-void add_host_broadcast(const HierCall& h, const Levels& l, Placed value, ScheduleWriter& out) {
-  add_tree_broadcast(l.host, l.leader, message(h.call, kHostBroadcast, out), value, at(HCOMM_BUF_RECV, 0), out);
-}
-
+// The host's sums reach the leaders in RECV, the leaders' sum every rank's.
 void build_allreduce(const HierCall& h, ScheduleWriter& out) {
-  if (h.call.bytes == 0) return;
+  const Call& call = h.call;
+  if (call.bytes == 0) return;
   const Levels l = levels(h, 0);
-  const hcomm_bufref_t acc = at(HCOMM_BUF_RECV, 0);
-  Placed value = add_host_reduce(h, l, acc, out);
-  if (l.is_leader) {
-    const DoublingMatches matches = {.first_round = match_of(kLeaderExchange, 0),
-                                     .fold = match_of(kLeaderExchange, kMaxItems - 2),
-                                     .unfold = match_of(kLeaderExchange, kMaxItems - 1)};
-    value = add_doubling_allreduce(h.call, l.leaders, matches, value, acc, true, out);
-  }
-  add_host_broadcast(h, l, value, out);
+  const uint64_t count = call.args.count;
+  int32_t end = Part{.coll = HCOMM_COLL_REDUCE, .ranks = l.host, .count = count, .root = l.leader,
+                     .in_place = call.args.in_place != 0, .send = kSend, .recv = kRecv, .id = kHostReduce}
+                    .add(call, out);
+  if (l.is_leader)
+    end = Part{.coll = HCOMM_COLL_ALLREDUCE, .ranks = l.leaders, .count = count, .in_place = true, .send = kRecv,
+               .recv = kRecv, .id = kLeaders, .flags = HCOMM_PART_FINISHES, .deps = {end}}
+              .add(call, out);
+  Part{.coll = HCOMM_COLL_BROADCAST, .ranks = l.host, .count = count, .root = l.leader, .in_place = true,
+       .send = kRecv, .recv = kRecv, .id = kHostBroadcast, .flags = HCOMM_PART_LAST, .deps = {end}}
+      .add(call, out);
 }
 
-// Ranks other than the root own no RECV: they accumulate in SCRATCH.
+// Leaders other than the root sum their host in SCRATCH (no RECV there).
 void build_reduce(const HierCall& h, ScheduleWriter& out) {
   check_root(h.call);
   const Call& call = h.call;
   if (call.bytes == 0) return;
   const Levels l = levels(h, call.args.root);
-  const hcomm_bufref_t acc = at(call.rank == call.args.root ? HCOMM_BUF_RECV : HCOMM_BUF_SCRATCH, 0);
-  if (acc.buffer == HCOMM_BUF_SCRATCH) out.need_scratch(call.bytes);
-  const Placed value = add_host_reduce(h, l, acc, out);
-  if (l.is_leader) add_tree_reduce(l.leaders, l.root_host, message(call, kLeaderReduce, out), value, acc, true, out);
+  const bool is_root = call.rank == call.args.root;
+  const hcomm_bufref_t acc = is_root ? kRecv : at(HCOMM_BUF_SCRATCH, 0);
+  if (l.is_leader && !is_root) out.need_scratch(call.bytes);
+  const uint64_t count = call.args.count;
+  const int32_t end = Part{.coll = HCOMM_COLL_REDUCE, .ranks = l.host, .count = count, .root = l.leader,
+                           .in_place = is_root && call.args.in_place, .send = kSend,
+                           .recv = l.is_leader ? acc : kSend, .id = kHostReduce}
+                          .add(call, out);
+  if (l.is_leader)
+    Part{.coll = HCOMM_COLL_REDUCE, .ranks = l.leaders, .count = count, .root = l.root_host, .in_place = is_root,
+         .send = acc, .recv = acc, .id = kLeaders, .flags = HCOMM_PART_FINISHES | HCOMM_PART_LAST, .deps = {end}}
+        .add(call, out);
 }
 
+// The root's two broadcasts only read SEND: the leaders' one in place, the
+// host's one copying it to RECV, so both start at once.
 void build_broadcast(const HierCall& h, ScheduleWriter& out) {
   check_root(h.call);
   const Call& call = h.call;
   if (call.bytes == 0) return;
-  if (call.rank == call.args.root) copy_input_to_output(call, out);
   const Levels l = levels(h, call.args.root);
-  Placed value = {.at = at(HCOMM_BUF_SEND, 0)};
+  const bool is_root = call.rank == call.args.root;
+  const uint64_t count = call.args.count;
+  int32_t end = -1;
   if (l.is_leader)
-    value = add_tree_broadcast(l.leaders, l.root_host, message(call, kLeaderBroadcast, out), value,
-                               at(HCOMM_BUF_RECV, 0), out);
-  add_host_broadcast(h, l, value, out);
+    end = Part{.coll = HCOMM_COLL_BROADCAST, .ranks = l.leaders, .count = count, .root = l.root_host,
+               .in_place = true, .send = is_root ? kSend : kRecv, .recv = is_root ? kSend : kRecv, .id = kLeaders}
+              .add(call, out);
+  Part{.coll = HCOMM_COLL_BROADCAST, .ranks = l.host, .count = count, .root = l.leader,
+       .in_place = !is_root || call.args.in_place, .send = is_root ? kSend : kRecv, .recv = kRecv,
+       .id = kHostBroadcast, .flags = HCOMM_PART_LAST, .deps = {is_root ? -1 : end}}
+      .add(call, out);
 }
 
 double per_byte(const hcomm_link_model_t& l, bool reduces) {

@@ -1,117 +1,152 @@
 // Allgather and reduce-scatter over the rails: P, the smallest host's rank
-// count, rails of counterparts (local rank i of every host, i < P) carry the
-// blocks between hosts, block r in rail local(r) mod P of each host, so every
-// host's first P ranks use their links to the other hosts at once. A rank
-// from P on of a larger host hands its block to (allgather) or gets it from
-// (reduce-scatter) local rank local(r) mod P of its host, its rail's member.
-//   allgather: hand-over, the rails' ring allgather of their blocks, the
-//     hosts' ring allgather where rank i < P holds the blocks of rail i.
-//   reduce-scatter: the hosts' ring reduce-scatter of every block to its
-//     rail's member, the rails' ring reduce-scatter to the block's host,
-//     hand-over.
+// count, rails of counterparts (local rank j of every host, j < P) carry the
+// blocks between hosts, block r in rail local(r) mod P, so every host's first
+// P ranks use their links to the other hosts at once. Each rail's blocks
+// travel packed in SCRATCH, host after host (a Packing), so that every part
+// is a flat collective of one contiguous block per rank:
+//   allgather: the host's allgatherv (every rank has its host's blocks), the
+//     rails' allgatherv of their packed blocks, the host's allgatherv of what
+//     its rails brought, unpacked into RECV.
+//   reduce-scatter: every block packed, the host's reduce-scatter of each
+//     rail's blocks to the rail's member, the rails' reduce-scatter to each
+//     host, an alltoallv inside the host that hands each rank its block.
 #include "cost.hpp"
 #include "hcomm/plugin/layout.hpp"
 #include "hcomm/plugin/util.hpp"
 #include "hierarchical.hpp"
-#include "passes.hpp"
 
 namespace hcomm::algo {
 
 namespace {
 
-enum Phase : uint32_t { kHandOver, kRails, kHost };
+enum PartId : uint32_t { kHostFirst, kRails, kHostLast };
 
-// The rails and this rank's place on them.
+// The blocks in SCRATCH by rail: rail j's region holds, host after host, the
+// blocks of that host's ranks on rail j (local ranks j, j + P, ...).
+struct Packing {
+  std::vector<uint64_t> at;                  // per rank: its block's offset
+  std::vector<uint64_t> region, region_end;  // per rail
+  std::vector<std::vector<uint64_t>> part;   // [rail][host]: where the host's blocks start
+  uint64_t total = 0;
+
+  Packing(const Hosts& hosts, const plugin::BlockLayout& blocks, int nranks)
+      : at(static_cast<size_t>(nranks)), part(static_cast<size_t>(hosts.min_local())) {
+    const int rails = hosts.min_local();
+    for (int j = 0; j < rails; ++j) {
+      region.push_back(total);
+      for (int h = 0; h < hosts.count(); ++h) {
+        part[static_cast<size_t>(j)].push_back(total);
+        const std::vector<int>& ranks = hosts.ranks(h);
+        for (size_t l = static_cast<size_t>(j); l < ranks.size(); l += static_cast<size_t>(rails)) {
+          at[static_cast<size_t>(ranks[l])] = total;
+          total += blocks.bytes(ranks[l]);
+        }
+      }
+      region_end.push_back(total);
+    }
+  }
+  // Rail j's bytes from host h.
+  uint64_t part_bytes(int j, int h) const {
+    const std::vector<uint64_t>& p = part[static_cast<size_t>(j)];
+    return (static_cast<size_t>(h) + 1 < p.size() ? p[static_cast<size_t>(h) + 1] : region_end[static_cast<size_t>(j)]) -
+           p[static_cast<size_t>(h)];
+  }
+};
+
+// This rank's groups.
 struct Rails {
   const Hosts& hosts;
   int host, local, count;
+  const std::vector<int>& node;
 
-  Rails(const Hosts& h, int rank) : hosts(h), host(h.host_of(rank)), local(h.local_of(rank)), count(h.min_local()) {}
-  int rail_of(int rank) const { return hosts.local_of(rank) % count; }
-  // This rank's host's member of rank r's rail.
-  int member_for(int rank) const { return hosts.ranks(host)[static_cast<size_t>(rail_of(rank))]; }
+  Rails(const Hosts& h, int rank)
+      : hosts(h), host(h.host_of(rank)), local(h.local_of(rank)), count(h.min_local()), node(h.ranks(host)) {}
   bool on_rail() const { return local < count; }
-  Group host_group() const { return {hosts.ranks(host), local}; }
-  Group rail() const { return {hosts.rail(local), host}; }
 };
 
-// The blocks of `rail` that the rails' ring moves, one item per block, owned
-// by its host; and every block as an item of the host ring, owned by its
-// rail's member.
-std::vector<Item> rail_items(const Rails& rails, const plugin::BlockLayout& blocks, std::vector<int>& ranks_of) {
-  std::vector<Item> items;
-  for (int k = 0; k < rails.hosts.count(); ++k)
-    for (int r : rails.hosts.ranks(k))
-      if (rails.rail_of(r) == rails.local) {
-        items.push_back({.owner = k, .id = static_cast<uint32_t>(r), .bytes = blocks.bytes(r)});
-        ranks_of.push_back(r);
-      }
-  return items;
-}
-std::vector<Item> host_items(const Rails& rails, const plugin::BlockLayout& blocks, int nranks) {
-  std::vector<Item> items;
-  for (int r = 0; r < nranks; ++r)
-    items.push_back({.owner = rails.rail_of(r), .id = static_cast<uint32_t>(r), .bytes = blocks.bytes(r)});
-  return items;
+hcomm_step_t copy(hcomm_bufref_t src, hcomm_bufref_t dst, uint64_t bytes, int32_t after) {
+  hcomm_step_t step = {.kind = HCOMM_STEP_COPY, .src = src, .dst = dst, .bytes = bytes, .nchunks = 1};
+  wait_for_step(step, after, false);
+  return step;
 }
 
-// where[r]: where block r lies at this rank once here. A rank's own block is
-// in SEND (RECV's block when in place); a rank from P on gets it back from
-// the host ring, the others copy it unless in place.
+// Per host member: the elements of each rail's region (none from P on),
+// and where the regions start.
+void region_layout(const Rails& rails, const Packing& packing, size_t es, std::vector<size_t>& counts,
+                   std::vector<size_t>& displs) {
+  counts.assign(rails.node.size(), 0);
+  displs.assign(rails.node.size(), packing.total / es);
+  for (int j = 0; j < rails.count; ++j) {
+    counts[static_cast<size_t>(j)] = (packing.region_end[static_cast<size_t>(j)] - packing.region[static_cast<size_t>(j)]) / es;
+    displs[static_cast<size_t>(j)] = packing.region[static_cast<size_t>(j)] / es;
+  }
+}
+
+// Per host: the elements of this rank's rail it brings, and where they start
+// within the rail's region.
+void rail_layout(const Rails& rails, const Packing& packing, size_t es, std::vector<size_t>& counts,
+                 std::vector<size_t>& displs) {
+  const uint64_t region = packing.region[static_cast<size_t>(rails.local)];
+  for (int h = 0; h < rails.hosts.count(); ++h) {
+    counts.push_back(packing.part_bytes(rails.local, h) / es);
+    displs.push_back((packing.part[static_cast<size_t>(rails.local)][static_cast<size_t>(h)] - region) / es);
+  }
+}
+
 void build_allgather(const HierCall& h, ScheduleWriter& out) {
   const Call& call = h.call;
   const size_t es = call.args.dtype_size;
   const int n = call.nranks;
   const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, n);
   const Rails rails(h.hosts, call.rank);
-  auto recv_at = [&](int r) { return at(HCOMM_BUF_RECV, blocks.offset(r)); };
-  std::vector<Placed> where(static_cast<size_t>(n));
-  where[static_cast<size_t>(call.rank)] = {.at = at(HCOMM_BUF_SEND, 0)};
-  if (rails.on_rail() && !call.args.in_place && blocks.bytes(call.rank) > 0)
-    out.add({.kind = HCOMM_STEP_COPY,
-             .src = at(HCOMM_BUF_SEND, 0),
-             .dst = recv_at(call.rank),
-             .bytes = blocks.bytes(call.rank),
-             .nchunks = 1});
+  const Packing packing(h.hosts, blocks, n);
+  if (packing.total == 0) return;
+  out.need_scratch(packing.total);
+  auto scratch = [](uint64_t offset) { return at(HCOMM_BUF_SCRATCH, offset); };
 
-  for (int r : h.hosts.ranks(rails.host)) {
-    if (h.hosts.local_of(r) < rails.count || blocks.bytes(r) == 0) continue;
-    const hcomm_step_t step = {.match = match_of(kHandOver, static_cast<uint32_t>(r)),
-                               .bytes = blocks.bytes(r),
-                               .nchunks = out.chunks(blocks.bytes(r), es)};
-    if (r == call.rank) {
-      hcomm_step_t send = step;
-      send.kind = HCOMM_STEP_SEND, send.peer = rails.member_for(r), send.src = at(HCOMM_BUF_SEND, 0);
-      out.add(send);
-    } else if (rails.member_for(r) == call.rank) {
-      hcomm_step_t recv = step;
-      recv.kind = HCOMM_STEP_RECV, recv.peer = r, recv.dst = recv_at(r);
-      where[static_cast<size_t>(r)] = {out.add(recv), recv.dst};
-    }
+  std::vector<size_t> counts, displs;
+  for (int r : rails.node) {
+    counts.push_back(blocks.bytes(r) / es);
+    displs.push_back(blocks.offset(r) / es);
   }
+  const int32_t host_has_all =
+      Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = rails.node, .in_place = call.args.in_place != 0,
+           .send = at(HCOMM_BUF_SEND, 0), .recv = at(HCOMM_BUF_RECV, 0), .id = kHostFirst, .recv_counts = &counts,
+           .recv_displs = &displs}
+          .add(call, out);
 
+  int32_t rail_done = -1;
   if (rails.on_rail()) {
-    std::vector<int> ranks_of;
-    const std::vector<Item> items = rail_items(rails, blocks, ranks_of);
-    const std::vector<Placed> placed =
-        add_item_pass({.mode = PassMode::kGather,
-                       .phase = kRails,
-                       .elem_size = es,
-                       .items = items,
-                       .input = [&](size_t i) { return where[static_cast<size_t>(ranks_of[i])]; },
-                       .output = [&](size_t i, bool) { return recv_at(ranks_of[i]); }},
-                      rails.rail(), out);
-    for (size_t i = 0; i < items.size(); ++i)
-      if (items[i].owner != rails.host) where[static_cast<size_t>(ranks_of[i])] = placed[i];
+    std::vector<int32_t> packed;
+    for (size_t l = static_cast<size_t>(rails.local); l < rails.node.size(); l += static_cast<size_t>(rails.count)) {
+      const int r = rails.node[l];
+      if (blocks.bytes(r))
+        packed.push_back(out.add(copy(at(HCOMM_BUF_RECV, blocks.offset(r)), scratch(packing.at[static_cast<size_t>(r)]),
+                                      blocks.bytes(r), host_has_all)));
+    }
+    std::vector<size_t> rail_counts, rail_displs;
+    rail_layout(rails, packing, es, rail_counts, rail_displs);
+    const std::vector<int> rail = h.hosts.rail(rails.local);
+    rail_done = Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = rail, .in_place = true,
+                     .send = scratch(packing.part[static_cast<size_t>(rails.local)][static_cast<size_t>(rails.host)]),
+                     .recv = scratch(packing.region[static_cast<size_t>(rails.local)]), .id = kRails,
+                     .deps = {join(packed, out)}, .recv_counts = &rail_counts, .recv_displs = &rail_displs}
+                    .add(call, out);
   }
 
-  add_item_pass({.mode = PassMode::kGather,
-                 .phase = kHost,
-                 .elem_size = es,
-                 .items = host_items(rails, blocks, n),
-                 .input = [&](size_t r) { return where[r]; },
-                 .output = [&](size_t r, bool) { return recv_at(static_cast<int>(r)); }},
-                rails.host_group(), out);
+  region_layout(rails, packing, es, counts, displs);
+  const size_t me = static_cast<size_t>(rails.local);
+  const int32_t all_here =
+      Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = rails.node, .in_place = true, .send = scratch(displs[me] * es),
+           .recv = scratch(0), .id = kHostLast, .deps = {rail_done}, .recv_counts = &counts, .recv_displs = &displs}
+          .add(call, out);
+  for (int r = 0; r < n; ++r)
+    if (h.hosts.host_of(r) != rails.host && blocks.bytes(r)) {
+      hcomm_step_t unpack =
+          copy(scratch(packing.at[static_cast<size_t>(r)]), at(HCOMM_BUF_RECV, blocks.offset(r)), blocks.bytes(r), all_here);
+      unpack.flags = HCOMM_STEP_UNREAD;
+      out.add(unpack);
+    }
 }
 
 void build_allgatherv(const HierCall& h, ScheduleWriter& out) {
@@ -119,70 +154,59 @@ void build_allgatherv(const HierCall& h, ScheduleWriter& out) {
   build_allgather(h, out);
 }
 
-// where[r]: this rank's partial sum of block r: its input in SEND, then
-// what the host ring reduced to it. Partial sums go to SCRATCH, one slot per
-// block received; results for this rank go to RECV (SEND's block rank when
-// in place, read only by the reductions that precede them).
+// The result for this rank goes to RECV (SEND's block rank when in place,
+// which the packing read first).
 void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
   const Call& call = h.call;
   const size_t es = call.args.dtype_size;
   const int n = call.nranks;
   const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, n);
   const Rails rails(h.hosts, call.rank);
-  uint64_t slots = 0;
-  auto partial_or_mine = [&](int r, bool result) {
-    if (result && r == call.rank) return at(HCOMM_BUF_RECV, 0);
-    const hcomm_bufref_t slot = at(HCOMM_BUF_SCRATCH, slots);
-    slots += blocks.bytes(r);
-    return slot;
-  };
-  std::vector<Placed> where(static_cast<size_t>(n));
-  const std::vector<Item> items = host_items(rails, blocks, n);
-  const std::vector<Placed> host_sums = add_item_pass(
-      {.mode = PassMode::kReduce,
-       .phase = kHost,
-       .elem_size = es,
-       .items = items,
-       .input = [&](size_t r) { return Placed{.at = at(HCOMM_BUF_SEND, blocks.offset(static_cast<int>(r)))}; },
-       .output = [&](size_t r, bool) { return partial_or_mine(static_cast<int>(r), false); }},
-      rails.host_group(), out);
-  for (size_t r = 0; r < items.size(); ++r)
-    if (items[r].owner == rails.local) where[r] = host_sums[r];
+  const Packing packing(h.hosts, blocks, n);
+  if (packing.total == 0) return;
+  out.need_scratch(packing.total);
+  auto scratch = [](uint64_t offset) { return at(HCOMM_BUF_SCRATCH, offset); };
+
+  std::vector<int32_t> packed;
+  for (int r = 0; r < n; ++r)
+    if (blocks.bytes(r))
+      packed.push_back(out.add(copy(at(HCOMM_BUF_SEND, blocks.offset(r)), scratch(packing.at[static_cast<size_t>(r)]),
+                                    blocks.bytes(r), -1)));
+  std::vector<size_t> counts, displs;
+  region_layout(rails, packing, es, counts, displs);
+  const size_t me = static_cast<size_t>(rails.local);
+  int32_t end = Part{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .ranks = rails.node, .in_place = true, .send = scratch(0),
+                     .recv = scratch(displs[me] * es), .id = kHostFirst, .deps = {join(packed, out)},
+                     .recv_counts = &counts}
+                    .add(call, out);
 
   if (rails.on_rail()) {
-    std::vector<int> ranks_of;
-    const std::vector<Item> rail = rail_items(rails, blocks, ranks_of);
-    const std::vector<Placed> sums =
-        add_item_pass({.mode = PassMode::kReduce,
-                       .phase = kRails,
-                       .elem_size = es,
-                       .items = rail,
-                       .input = [&](size_t i) { return where[static_cast<size_t>(ranks_of[i])]; },
-                       .output = [&](size_t i, bool result) { return partial_or_mine(ranks_of[i], result); },
-                       .final = true},
-                      rails.rail(), out);
-    for (size_t i = 0; i < rail.size(); ++i)
-      if (rail[i].owner == rails.host) where[static_cast<size_t>(ranks_of[i])] = sums[i];
+    std::vector<size_t> rail_counts, rail_displs;
+    rail_layout(rails, packing, es, rail_counts, rail_displs);
+    const std::vector<int> rail = h.hosts.rail(rails.local);
+    end = Part{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .ranks = rail, .in_place = true,
+               .send = scratch(packing.region[me]),
+               .recv = scratch(packing.part[me][static_cast<size_t>(rails.host)]), .id = kRails,
+               .flags = HCOMM_PART_FINISHES, .deps = {end}, .recv_counts = &rail_counts}
+              .add(call, out);
   }
 
-  for (int r : h.hosts.ranks(rails.host)) {
-    if (h.hosts.local_of(r) < rails.count || blocks.bytes(r) == 0) continue;
-    const hcomm_step_t step = {.match = match_of(kHandOver, static_cast<uint32_t>(r)),
-                               .bytes = blocks.bytes(r),
-                               .nchunks = out.chunks(blocks.bytes(r), es)};
-    if (r == call.rank) {
-      hcomm_step_t recv = step;
-      recv.kind = HCOMM_STEP_RECV, recv.peer = rails.member_for(r), recv.dst = at(HCOMM_BUF_RECV, 0);
-      out.add(recv);
-    } else if (rails.member_for(r) == call.rank) {
-      const Placed& sum = where[static_cast<size_t>(r)];
-      hcomm_step_t send = step;
-      send.kind = HCOMM_STEP_SEND, send.peer = r, send.src = sum.at;
-      if (sum.step >= 0) wait_whole(send, sum.step);
-      out.add(send);
+  // Rail j's member sends each block of its rail on this host to its rank.
+  const size_t members = rails.node.size();
+  std::vector<size_t> send_counts(members, 0), send_displs(members, 0), recv_counts(members, 0),
+      recv_displs(members, 0);
+  for (size_t l = 0; l < members; ++l) {
+    const int r = rails.node[l];
+    if (static_cast<int>(l) % rails.count == rails.local && rails.on_rail()) {
+      send_counts[l] = blocks.bytes(r) / es;
+      send_displs[l] = packing.at[static_cast<size_t>(r)] / es;
     }
   }
-  if (slots > 0) out.need_scratch(slots);
+  recv_counts[static_cast<size_t>(rails.local % rails.count)] = blocks.bytes(call.rank) / es;
+  Part{.coll = HCOMM_COLL_ALLTOALLV, .ranks = rails.node, .send = scratch(0), .recv = at(HCOMM_BUF_RECV, 0),
+       .id = kHostLast, .flags = HCOMM_PART_LAST, .deps = {end}, .send_counts = &send_counts,
+       .send_displs = &send_displs, .recv_counts = &recv_counts, .recv_displs = &recv_displs}
+      .add(call, out);
 }
 
 void build_reduce_scatter_v(const HierCall& h, ScheduleWriter& out) {
@@ -193,7 +217,8 @@ void build_reduce_scatter_v(const HierCall& h, ScheduleWriter& out) {
 // Between hosts each rail's ring moves about B/P in H - 1 steps of
 // ceil(Lmax/P) blocks; inside a host the ring moves every block to P ranks:
 // Lmax - 1 steps of B/P in H ceil(Lmax/P) blocks; the hand-over moves one
-// block per rank beyond P. Reductions add gamma to each byte moved.
+// block per rank beyond P; packing copies the message once. Reductions add
+// gamma to each byte moved.
 double rails_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm, bool reduces) {
   const std::optional<HostShape> shape = host_shape(*comm);
   if (!shape) return declined_cost();
@@ -207,8 +232,10 @@ double rails_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm, 
   const double hand_over = shape->max_local > shape->min_local
                                ? (per_rail - 1) * (in.alpha_us + in.beta_us_per_byte * blocks.max_bytes())
                                : 0.0;
+  const double packing = total * in.beta_us_per_byte;
   return ring_level(shape->hosts, per_rail, total / (shape->hosts * rails), ex.alpha_us, ex_byte) +
-         ring_level(shape->max_local, shape->hosts * per_rail, total / rails, in.alpha_us, in_byte) + hand_over;
+         ring_level(shape->max_local, shape->hosts * per_rail, total / rails, in.alpha_us, in_byte) + hand_over +
+         packing;
 }
 
 double allgather_cost(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm) {

@@ -1,98 +1,59 @@
 // hier_ring allreduce: a reduce-scatter inside each host, an allreduce of
 // each slice between the hosts by the ranks that hold it (one rail of
 // counterparts per slice, so every host's links to the others carry data at
-// once), and an allgather inside each host. The message is cut into segments
-// that run these levels one after the other, so one segment's inter-host
-// allreduce overlaps the next one's reduce-scatter and the one before's
-// allgather.
+// once), and an allgather inside each host, each the collective the selector
+// picks for its group. The message is cut into segments that run these
+// parts one after the other, so one segment's inter-host allreduce overlaps
+// the next one's reduce-scatter and the one before's allgather.
 #include <algorithm>
 
 #include "common/blocks.hpp"
 #include "cost.hpp"
 #include "hierarchical.hpp"
-#include "passes.hpp"
 
 namespace hcomm::algo {
 
 namespace {
 
 constexpr uint32_t kMaxSegments = 8;
-enum Phase : uint32_t { kHostReduceScatter, kRailReduceScatter, kRailAllgather, kHostAllgather };
+enum PartId : uint32_t { kHostReduceScatter, kRailAllreduce, kHostAllgather, kPartsPerSegment };
 
-// One segment. P, the smallest host's rank count, is the number of slices:
-// every host has a local rank j for slice j, and rail j (local rank j of
-// every host) allreduces it; local ranks from P on of larger hosts take part
-// within their host only. Partial sums go to RECV, as in a flat ring
-// allreduce; a host of one rank passes its input from SEND to its rail.
+// One segment of `count` elements at byte `base`. P, the smallest host's
+// rank count, is the number of slices: every host has a local rank j for
+// slice j, and rail j (local rank j of every host) allreduces it; local ranks
+// from P on of larger hosts take part within their host only (slices of no
+// elements).
 void build_segment(const HierCall& h, uint32_t segment, uint64_t base, uint64_t count, ScheduleWriter& out) {
   const Call& call = h.call;
   const Hosts& hosts = h.hosts;
   const size_t es = call.args.dtype_size;
   const int host = hosts.host_of(call.rank), local = hosts.local_of(call.rank);
-  const int nhosts = hosts.count(), nslices = hosts.min_local();
-  const Group node{hosts.ranks(host), local};
+  const std::vector<int>& node = hosts.ranks(host);
+  const int nslices = hosts.min_local();
   const BlockPartition slices(count, nslices, es);
-  std::vector<Item> slice_items;
-  for (int j = 0; j < nslices; ++j)
-    slice_items.push_back({.owner = j,
-                           .id = segment * static_cast<uint32_t>(nslices) + static_cast<uint32_t>(j),
-                           .bytes = slices.bytes(j)});
-  auto slice_at = [&](hcomm_buffer_t buffer, size_t j) {
-    return at(buffer, base + slices.offset(static_cast<int>(j)));
-  };
-
-  const std::vector<Placed> host_sums =
-      add_item_pass({.mode = PassMode::kReduce,
-                     .phase = kHostReduceScatter,
-                     .elem_size = es,
-                     .items = slice_items,
-                     .input = [&](size_t j) { return Placed{.at = slice_at(HCOMM_BUF_SEND, j)}; },
-                     .output = [&](size_t j, bool) { return slice_at(HCOMM_BUF_RECV, j); }},
-                    node, out);
-  Placed slice = local < nslices ? host_sums[static_cast<size_t>(local)] : Placed{};
-
-  if (local < nslices) {
-    const Group rail{hosts.rail(local), host};
-    const BlockPartition parts(slices.bytes(local) / es, nhosts, es);
-    const uint64_t slice_base = base + slices.offset(local);
-    std::vector<Item> part_items;
-    for (int k = 0; k < nhosts; ++k)
-      part_items.push_back({.owner = k,
-                            .id = segment * static_cast<uint32_t>(nhosts) + static_cast<uint32_t>(k),
-                            .bytes = parts.bytes(k)});
-    auto part_at = [&](size_t k) { return at(HCOMM_BUF_RECV, slice_base + parts.offset(static_cast<int>(k))); };
-    const std::vector<Placed> reduced =
-        add_item_pass({.mode = PassMode::kReduce,
-                       .phase = kRailReduceScatter,
-                       .elem_size = es,
-                       .items = part_items,
-                       .input =
-                           [&](size_t k) {
-                             return Placed{slice.step, at(static_cast<hcomm_buffer_t>(slice.at.buffer),
-                                                          slice.at.offset + parts.offset(static_cast<int>(k)))};
-                           },
-                       .output = [&](size_t k, bool) { return part_at(k); },
-                       .final = true},
-                      rail, out);
-    const std::vector<Placed> gathered = add_item_pass({.mode = PassMode::kGather,
-                                                        .phase = kRailAllgather,
-                                                        .elem_size = es,
-                                                        .items = part_items,
-                                                        .input = [&](size_t k) { return reduced[k]; },
-                                                        .output = [&](size_t k, bool) { return part_at(k); }},
-                                                       rail, out);
-    std::vector<int32_t> writes;
-    for (const Placed& p : gathered) writes.push_back(p.step);
-    slice = {join(writes, out), at(HCOMM_BUF_RECV, slice_base)};
+  std::vector<size_t> counts(node.size()), displs(node.size());
+  for (size_t j = 0; j < node.size(); ++j) {
+    const int slice = static_cast<int>(std::min<size_t>(j, static_cast<size_t>(nslices)));
+    displs[j] = (slice < nslices ? slices.offset(slice) : count * es) / es;
+    counts[j] = slice < nslices ? slices.bytes(slice) / es : 0;
   }
-
-  add_item_pass({.mode = PassMode::kGather,
-                 .phase = kHostAllgather,
-                 .elem_size = es,
-                 .items = slice_items,
-                 .input = [&](size_t) { return slice; },
-                 .output = [&](size_t j, bool) { return slice_at(HCOMM_BUF_RECV, j); }},
-                node, out);
+  const uint32_t id = segment * kPartsPerSegment;
+  const hcomm_bufref_t mine = at(HCOMM_BUF_RECV, base + displs[static_cast<size_t>(local)] * es);
+  int32_t end = Part{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .ranks = node, .in_place = call.args.in_place != 0,
+                     .send = at(HCOMM_BUF_SEND, base), .recv = mine, .id = id + kHostReduceScatter,
+                     .recv_counts = &counts}
+                    .add(call, out);
+  if (local < nslices) {
+    const std::vector<int> rail = hosts.rail(local);
+    end = Part{.coll = HCOMM_COLL_ALLREDUCE, .ranks = rail, .count = counts[static_cast<size_t>(local)],
+               .in_place = true, .send = mine, .recv = mine, .id = id + kRailAllreduce,
+               .flags = HCOMM_PART_FINISHES, .deps = {end}}
+              .add(call, out);
+  }
+  Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = node, .in_place = true, .send = mine,
+       .recv = at(HCOMM_BUF_RECV, base), .id = id + kHostAllgather, .flags = HCOMM_PART_LAST, .deps = {end},
+       .recv_counts = &counts, .recv_displs = &displs}
+      .add(call, out);
 }
 
 uint32_t segments_for(uint32_t chunks) { return std::min(chunks, kMaxSegments); }
