@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hierarchical against flat allreduce on 2 emulated hosts x RANKS_PER_HOST
+# Hierarchical against flat COLL (allreduce) on 2 emulated hosts x RANKS_PER_HOST
 # ranks (default 2): network namespaces (tests/hosts/hosts.sh) whose links tc
 # shapes to RATE, shared memory inside each host. Runs `hcomm-perf --sweep-algos` (every algorithm
 # forced in turn, then the library's choice, every element checked) and
@@ -8,8 +8,8 @@
 #
 #   sudo benchmarks/hierarchical.sh [BUILD] [RATE]   (default: build, 1gbit)
 #
-# Environment: MAX_BYTES (64M), WARMUP (2), ITERS (5), ROUNDS (1), RANKS_PER_HOST
-# (2). Needs root.
+# Environment: COLL (allreduce), MAX_BYTES (64M), WARMUP (2), ITERS (5), ROUNDS (1),
+# RANKS_PER_HOST (2). Needs root.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -24,7 +24,7 @@ fi
 hosts_up 2 "$rate"
 export HCOMM_TIMEOUT=120
 per_host=${RANKS_PER_HOST:-2}
-hosts_run "$per_host" 3000 "$build/bin/hcomm-perf" -c allreduce -b 8 -e "${MAX_BYTES:-64M}" -f 2 -w "${WARMUP:-2}" \
+hosts_run "$per_host" 3000 "$build/bin/hcomm-perf" -c "${COLL:-allreduce}" -b 8 -e "${MAX_BYTES:-64M}" -f 2 -w "${WARMUP:-2}" \
   -n "${ITERS:-5}" --sweep-algos --rounds "${ROUNDS:-1}"
 if [ "$RC" -ne 0 ]; then
   echo "hierarchical.sh: the sweep failed (exit status $RC)" >&2
@@ -34,7 +34,7 @@ fi
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r);" \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); 2 hosts x $per_host ranks, links shaped to $rate (tc tbf, both directions)"
+echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); ${COLL:-allreduce}, 2 hosts x $per_host ranks, links shaped to $rate (tc tbf, both directions)"
 echo
 cat "$HOSTS_DIR/out.0"
 echo

@@ -6,7 +6,7 @@
 // is a flat collective of one contiguous block per rank:
 //   allgather: the host's allgatherv (every rank has its host's blocks), the
 //     rails' allgatherv of their packed blocks, the host's allgatherv of what
-//     its rails brought, unpacked into RECV.
+//     its rails brought from the other hosts, unpacked into RECV.
 //   reduce-scatter: every block packed, the host's reduce-scatter of each
 //     rail's blocks to the rail's member, the rails' reduce-scatter to each
 //     host, an alltoallv inside the host that hands each rank its block.
@@ -22,35 +22,38 @@ namespace {
 enum PartId : uint32_t { kHostFirst, kRails, kHostLast };
 
 // The blocks in SCRATCH by rail: rail j's region holds, host after host, the
-// blocks of that host's ranks on rail j (local ranks j, j + P, ...).
+// blocks of that host's ranks on rail j (local ranks j, j + P, ...). The
+// hosts follow each other from `first` on, so that with the host after this
+// rank's first, its own host's blocks close every region.
 struct Packing {
   std::vector<uint64_t> at;                  // per rank: its block's offset
   std::vector<uint64_t> region, region_end;  // per rail
   std::vector<std::vector<uint64_t>> part;   // [rail][host]: where the host's blocks start
+  std::vector<std::vector<uint64_t>> bytes;  // [rail][host]: how many there are
   uint64_t total = 0;
 
-  Packing(const Hosts& hosts, const plugin::BlockLayout& blocks, int nranks)
-      : at(static_cast<size_t>(nranks)), part(static_cast<size_t>(hosts.min_local())) {
+  Packing(const Hosts& hosts, const plugin::BlockLayout& blocks, int nranks, int first)
+      : at(static_cast<size_t>(nranks)),
+        part(static_cast<size_t>(hosts.min_local()), std::vector<uint64_t>(static_cast<size_t>(hosts.count()))),
+        bytes(part) {
     const int rails = hosts.min_local();
     for (int j = 0; j < rails; ++j) {
       region.push_back(total);
-      for (int h = 0; h < hosts.count(); ++h) {
-        part[static_cast<size_t>(j)].push_back(total);
+      for (int k = 0; k < hosts.count(); ++k) {
+        const int h = (first + k) % hosts.count();
+        part[static_cast<size_t>(j)][static_cast<size_t>(h)] = total;
         const std::vector<int>& ranks = hosts.ranks(h);
         for (size_t l = static_cast<size_t>(j); l < ranks.size(); l += static_cast<size_t>(rails)) {
           at[static_cast<size_t>(ranks[l])] = total;
           total += blocks.bytes(ranks[l]);
         }
+        bytes[static_cast<size_t>(j)][static_cast<size_t>(h)] = total - part[static_cast<size_t>(j)][static_cast<size_t>(h)];
       }
       region_end.push_back(total);
     }
   }
   // Rail j's bytes from host h.
-  uint64_t part_bytes(int j, int h) const {
-    const std::vector<uint64_t>& p = part[static_cast<size_t>(j)];
-    return (static_cast<size_t>(h) + 1 < p.size() ? p[static_cast<size_t>(h) + 1] : region_end[static_cast<size_t>(j)]) -
-           p[static_cast<size_t>(h)];
-  }
+  uint64_t part_bytes(int j, int h) const { return bytes[static_cast<size_t>(j)][static_cast<size_t>(h)]; }
 };
 
 // This rank's groups.
@@ -71,14 +74,16 @@ hcomm_step_t copy(hcomm_bufref_t src, hcomm_bufref_t dst, uint64_t bytes, int32_
 }
 
 // Per host member: the elements of each rail's region (none from P on),
-// and where the regions start.
-void region_layout(const Rails& rails, const Packing& packing, size_t es, std::vector<size_t>& counts,
+// less this host's own blocks where `others_only`, and where the regions start.
+void region_layout(const Rails& rails, const Packing& packing, size_t es, bool others_only, std::vector<size_t>& counts,
                    std::vector<size_t>& displs) {
   counts.assign(rails.node.size(), 0);
   displs.assign(rails.node.size(), packing.total / es);
   for (int j = 0; j < rails.count; ++j) {
-    counts[static_cast<size_t>(j)] = (packing.region_end[static_cast<size_t>(j)] - packing.region[static_cast<size_t>(j)]) / es;
-    displs[static_cast<size_t>(j)] = packing.region[static_cast<size_t>(j)] / es;
+    const size_t k = static_cast<size_t>(j);
+    const uint64_t own = others_only ? packing.part_bytes(j, rails.host) : 0;
+    counts[k] = (packing.region_end[k] - packing.region[k] - own) / es;
+    displs[k] = packing.region[k] / es;
   }
 }
 
@@ -99,7 +104,7 @@ void build_allgather(const HierCall& h, ScheduleWriter& out) {
   const int n = call.nranks;
   const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, n);
   const Rails rails(h.hosts, call.rank);
-  const Packing packing(h.hosts, blocks, n);
+  const Packing packing(h.hosts, blocks, n, (rails.host + 1) % h.hosts.count());
   if (packing.total == 0) return;
   out.need_scratch(packing.total);
   auto scratch = [](uint64_t offset) { return at(HCOMM_BUF_SCRATCH, offset); };
@@ -134,7 +139,8 @@ void build_allgather(const HierCall& h, ScheduleWriter& out) {
                     .add(call, out);
   }
 
-  region_layout(rails, packing, es, counts, displs);
+  // Each rail member's region less this host's blocks, which every rank has.
+  region_layout(rails, packing, es, true, counts, displs);
   const size_t me = static_cast<size_t>(rails.local);
   const int32_t all_here =
       Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = rails.node, .in_place = true, .send = scratch(displs[me] * es),
@@ -162,7 +168,7 @@ void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
   const int n = call.nranks;
   const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, n);
   const Rails rails(h.hosts, call.rank);
-  const Packing packing(h.hosts, blocks, n);
+  const Packing packing(h.hosts, blocks, n, 0);
   if (packing.total == 0) return;
   out.need_scratch(packing.total);
   auto scratch = [](uint64_t offset) { return at(HCOMM_BUF_SCRATCH, offset); };
@@ -173,7 +179,7 @@ void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
       packed.push_back(out.add(copy(at(HCOMM_BUF_SEND, blocks.offset(r)), scratch(packing.at[static_cast<size_t>(r)]),
                                     blocks.bytes(r), -1)));
   std::vector<size_t> counts, displs;
-  region_layout(rails, packing, es, counts, displs);
+  region_layout(rails, packing, es, false, counts, displs);
   const size_t me = static_cast<size_t>(rails.local);
   int32_t end = Part{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .ranks = rails.node, .in_place = true, .send = scratch(0),
                      .recv = scratch(displs[me] * es), .id = kHostFirst, .deps = {join(packed, out)},
