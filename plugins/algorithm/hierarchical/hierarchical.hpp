@@ -30,6 +30,12 @@ extern const hcomm_algorithm_desc_t kHierReduceScatterV;
 // The group sizes the parts' matches and the core's rank numbers allow.
 constexpr int kMaxRanks = 1 << 17;
 
+// The segments a message of `chunks` chunks is cut into, each through every
+// part of a composition, so that one segment's parts between hosts overlap
+// the next one's and the previous one's within hosts.
+constexpr uint32_t kMaxSegments = 8;
+inline uint32_t segments_for(uint32_t chunks) { return chunks < kMaxSegments ? (chunks ? chunks : 1) : kMaxSegments; }
+
 // What a hierarchical builder sees: the call and the hosts.
 struct HierCall {
   const Call& call;

@@ -10,6 +10,7 @@
 //   reduce-scatter: every block packed, the host's reduce-scatter of each
 //     rail's blocks to the rail's member, the rails' reduce-scatter to each
 //     host, an alltoallv inside the host that hands each rank its block.
+#include "common/blocks.hpp"
 #include "cost.hpp"
 #include "hcomm/plugin/layout.hpp"
 #include "hcomm/plugin/util.hpp"
@@ -19,37 +20,54 @@ namespace hcomm::algo {
 
 namespace {
 
-enum PartId : uint32_t { kHostFirst, kRails, kHostLast };
+enum PartId : uint32_t { kHostFirst, kRails, kHostLast, kPartsPerSegment };
 
-// The blocks in SCRATCH by rail: rail j's region holds, host after host, the
-// blocks of that host's ranks on rail j (local ranks j, j + P, ...). The
-// hosts follow each other from `first` on, so that with the host after this
-// rank's first, its own host's blocks close every region.
+// One segment of the call: piece `segment` of every rank's block, each block
+// cut into the same number of pieces (sizes differ by at most an element).
+struct Pieces {
+  // Per rank: the piece's offset in the call's layout and within its block, its bytes.
+  std::vector<uint64_t> at, within, bytes;
+
+  Pieces(const plugin::BlockLayout& blocks, int nranks, size_t es, uint32_t segment, uint32_t nsegments) {
+    for (int r = 0; r < nranks; ++r) {
+      const BlockPartition cut(blocks.bytes(r) / es, static_cast<int>(nsegments), es);
+      within.push_back(cut.offset(static_cast<int>(segment)));
+      at.push_back(blocks.offset(r) + within.back());
+      bytes.push_back(cut.bytes(static_cast<int>(segment)));
+    }
+  }
+};
+
+// The pieces in SCRATCH by rail, from `base` on: rail j's region holds, host
+// after host, the pieces of that host's ranks on rail j (local ranks j, j + P,
+// ...). The hosts follow each other from `first` on, so that with the host
+// after this rank's first, its own host's pieces close every region.
 struct Packing {
-  std::vector<uint64_t> at;                  // per rank: its block's offset
+  std::vector<uint64_t> at;                  // per rank: its piece's offset
   std::vector<uint64_t> region, region_end;  // per rail
-  std::vector<std::vector<uint64_t>> part;   // [rail][host]: where the host's blocks start
-  std::vector<std::vector<uint64_t>> bytes;  // [rail][host]: how many there are
-  uint64_t total = 0;
+  std::vector<std::vector<uint64_t>> part;   // [rail][host]: where the host's pieces start
+  std::vector<std::vector<uint64_t>> bytes;  // [rail][host]: how many bytes they have
+  uint64_t end;
 
-  Packing(const Hosts& hosts, const plugin::BlockLayout& blocks, int nranks, int first)
-      : at(static_cast<size_t>(nranks)),
+  Packing(const Hosts& hosts, const Pieces& pieces, uint64_t base, int first)
+      : at(pieces.bytes.size()),
         part(static_cast<size_t>(hosts.min_local()), std::vector<uint64_t>(static_cast<size_t>(hosts.count()))),
-        bytes(part) {
+        bytes(part),
+        end(base) {
     const int rails = hosts.min_local();
     for (int j = 0; j < rails; ++j) {
-      region.push_back(total);
+      region.push_back(end);
       for (int k = 0; k < hosts.count(); ++k) {
-        const int h = (first + k) % hosts.count();
-        part[static_cast<size_t>(j)][static_cast<size_t>(h)] = total;
-        const std::vector<int>& ranks = hosts.ranks(h);
+        const size_t h = static_cast<size_t>((first + k) % hosts.count());
+        part[static_cast<size_t>(j)][h] = end;
+        const std::vector<int>& ranks = hosts.ranks(static_cast<int>(h));
         for (size_t l = static_cast<size_t>(j); l < ranks.size(); l += static_cast<size_t>(rails)) {
-          at[static_cast<size_t>(ranks[l])] = total;
-          total += blocks.bytes(ranks[l]);
+          at[static_cast<size_t>(ranks[l])] = end;
+          end += pieces.bytes[static_cast<size_t>(ranks[l])];
         }
-        bytes[static_cast<size_t>(j)][static_cast<size_t>(h)] = total - part[static_cast<size_t>(j)][static_cast<size_t>(h)];
+        bytes[static_cast<size_t>(j)][h] = end - part[static_cast<size_t>(j)][h];
       }
-      region_end.push_back(total);
+      region_end.push_back(end);
     }
   }
   // Rail j's bytes from host h.
@@ -74,16 +92,17 @@ hcomm_step_t copy(hcomm_bufref_t src, hcomm_bufref_t dst, uint64_t bytes, int32_
 }
 
 // Per host member: the elements of each rail's region (none from P on),
-// less this host's own blocks where `others_only`, and where the regions start.
-void region_layout(const Rails& rails, const Packing& packing, size_t es, bool others_only, std::vector<size_t>& counts,
-                   std::vector<size_t>& displs) {
+// less this host's own pieces where `others_only`, and where the regions
+// start (from `base`).
+void region_layout(const Rails& rails, const Packing& packing, uint64_t base, size_t es, bool others_only,
+                   std::vector<size_t>& counts, std::vector<size_t>& displs) {
   counts.assign(rails.node.size(), 0);
-  displs.assign(rails.node.size(), packing.total / es);
+  displs.assign(rails.node.size(), (packing.end - base) / es);
   for (int j = 0; j < rails.count; ++j) {
     const size_t k = static_cast<size_t>(j);
     const uint64_t own = others_only ? packing.part_bytes(j, rails.host) : 0;
     counts[k] = (packing.region_end[k] - packing.region[k] - own) / es;
-    displs[k] = packing.region[k] / es;
+    displs[k] = (packing.region[k] - base) / es;
   }
 }
 
@@ -98,61 +117,81 @@ void rail_layout(const Rails& rails, const Packing& packing, size_t es, std::vec
   }
 }
 
-void build_allgather(const HierCall& h, ScheduleWriter& out) {
+hcomm_bufref_t scratch(uint64_t offset) { return at(HCOMM_BUF_SCRATCH, offset); }
+
+// The segments a call of `bytes` is cut into, as hier_ring allreduce's.
+uint32_t segments(ScheduleWriter& out, uint64_t bytes, size_t es) { return segments_for(out.chunks(bytes, es)); }
+
+// One segment of the allgather, its pieces packed from `base`; returns where
+// its packing ends.
+uint64_t build_allgather_segment(const HierCall& h, const Pieces& pieces, uint32_t segment, uint64_t base,
+                                 ScheduleWriter& out) {
   const Call& call = h.call;
   const size_t es = call.args.dtype_size;
-  const int n = call.nranks;
-  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, n);
   const Rails rails(h.hosts, call.rank);
-  const Packing packing(h.hosts, blocks, n, (rails.host + 1) % h.hosts.count());
-  if (packing.total == 0) return;
-  out.need_scratch(packing.total);
-  auto scratch = [](uint64_t offset) { return at(HCOMM_BUF_SCRATCH, offset); };
-
+  const Packing packing(h.hosts, pieces, base, (rails.host + 1) % h.hosts.count());
+  const uint32_t id = segment * kPartsPerSegment;
   std::vector<size_t> counts, displs;
   for (int r : rails.node) {
-    counts.push_back(blocks.bytes(r) / es);
-    displs.push_back(blocks.offset(r) / es);
+    counts.push_back(pieces.bytes[static_cast<size_t>(r)] / es);
+    displs.push_back(pieces.at[static_cast<size_t>(r)] / es);
   }
+  // SEND is this rank's block: its piece lies where it lies in the block.
   const int32_t host_has_all =
       Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = rails.node, .in_place = call.args.in_place != 0,
-           .send = at(HCOMM_BUF_SEND, 0), .recv = at(HCOMM_BUF_RECV, 0), .id = kHostFirst, .recv_counts = &counts,
-           .recv_displs = &displs}
+           .send = at(HCOMM_BUF_SEND, pieces.within[static_cast<size_t>(call.rank)]), .recv = at(HCOMM_BUF_RECV, 0), .id = id + kHostFirst,
+           .recv_counts = &counts, .recv_displs = &displs}
           .add(call, out);
 
   int32_t rail_done = -1;
   if (rails.on_rail()) {
     std::vector<int32_t> packed;
     for (size_t l = static_cast<size_t>(rails.local); l < rails.node.size(); l += static_cast<size_t>(rails.count)) {
-      const int r = rails.node[l];
-      if (blocks.bytes(r))
-        packed.push_back(out.add(copy(at(HCOMM_BUF_RECV, blocks.offset(r)), scratch(packing.at[static_cast<size_t>(r)]),
-                                      blocks.bytes(r), host_has_all)));
+      const size_t r = static_cast<size_t>(rails.node[l]);
+      if (pieces.bytes[r])
+        packed.push_back(out.add(copy(at(HCOMM_BUF_RECV, pieces.at[r]), scratch(packing.at[r]), pieces.bytes[r],
+                                      host_has_all)));
     }
     std::vector<size_t> rail_counts, rail_displs;
     rail_layout(rails, packing, es, rail_counts, rail_displs);
     const std::vector<int> rail = h.hosts.rail(rails.local);
     rail_done = Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = rail, .in_place = true,
                      .send = scratch(packing.part[static_cast<size_t>(rails.local)][static_cast<size_t>(rails.host)]),
-                     .recv = scratch(packing.region[static_cast<size_t>(rails.local)]), .id = kRails,
+                     .recv = scratch(packing.region[static_cast<size_t>(rails.local)]), .id = id + kRails,
                      .deps = {join(packed, out)}, .recv_counts = &rail_counts, .recv_displs = &rail_displs}
                     .add(call, out);
   }
 
-  // Each rail member's region less this host's blocks, which every rank has.
-  region_layout(rails, packing, es, true, counts, displs);
+  // Each rail member's region less this host's pieces, which every rank has.
+  region_layout(rails, packing, base, es, true, counts, displs);
   const size_t me = static_cast<size_t>(rails.local);
   const int32_t all_here =
-      Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = rails.node, .in_place = true, .send = scratch(displs[me] * es),
-           .recv = scratch(0), .id = kHostLast, .deps = {rail_done}, .recv_counts = &counts, .recv_displs = &displs}
+      Part{.coll = HCOMM_COLL_ALLGATHERV, .ranks = rails.node, .in_place = true,
+           .send = scratch(base + displs[me] * es), .recv = scratch(base), .id = id + kHostLast,
+           .deps = {rail_done}, .recv_counts = &counts, .recv_displs = &displs}
           .add(call, out);
-  for (int r = 0; r < n; ++r)
-    if (h.hosts.host_of(r) != rails.host && blocks.bytes(r)) {
-      hcomm_step_t unpack =
-          copy(scratch(packing.at[static_cast<size_t>(r)]), at(HCOMM_BUF_RECV, blocks.offset(r)), blocks.bytes(r), all_here);
-      unpack.flags = HCOMM_STEP_UNREAD;
-      out.add(unpack);
-    }
+  for (int r = 0; r < call.nranks; ++r) {
+    const size_t k = static_cast<size_t>(r);
+    if (h.hosts.host_of(r) == rails.host || !pieces.bytes[k]) continue;
+    hcomm_step_t unpack = copy(scratch(packing.at[k]), at(HCOMM_BUF_RECV, pieces.at[k]), pieces.bytes[k], all_here);
+    unpack.flags = HCOMM_STEP_UNREAD;
+    out.add(unpack);
+  }
+  return packing.end;
+}
+
+// Segments, as hier_ring allreduce's, so that one segment's rails run while
+// the next one gathers inside the hosts and the one before spreads.
+void build_allgather(const HierCall& h, ScheduleWriter& out) {
+  const Call& call = h.call;
+  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, call.nranks);
+  const uint64_t total = blocks.total_bytes();
+  if (total == 0) return;
+  out.need_scratch(total);
+  const uint32_t nsegments = segments(out, total, call.args.dtype_size);
+  uint64_t base = 0;
+  for (uint32_t s = 0; s < nsegments; ++s)
+    base = build_allgather_segment(h, Pieces(blocks, call.nranks, call.args.dtype_size, s, nsegments), s, base, out);
 }
 
 void build_allgatherv(const HierCall& h, ScheduleWriter& out) {
@@ -160,29 +199,25 @@ void build_allgatherv(const HierCall& h, ScheduleWriter& out) {
   build_allgather(h, out);
 }
 
-// The result for this rank goes to RECV (SEND's block rank when in place,
-// which the packing read first).
-void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
+// One segment of the reduce-scatter, its pieces packed from `base`; returns
+// where its packing ends. This rank's piece of the result goes to RECV
+// (SEND's block rank when in place, whose piece this segment packed first).
+uint64_t build_reduce_scatter_segment(const HierCall& h, const Pieces& pieces, uint32_t segment, uint64_t base,
+                                      ScheduleWriter& out) {
   const Call& call = h.call;
   const size_t es = call.args.dtype_size;
-  const int n = call.nranks;
-  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, n);
   const Rails rails(h.hosts, call.rank);
-  const Packing packing(h.hosts, blocks, n, 0);
-  if (packing.total == 0) return;
-  out.need_scratch(packing.total);
-  auto scratch = [](uint64_t offset) { return at(HCOMM_BUF_SCRATCH, offset); };
-
+  const Packing packing(h.hosts, pieces, base, 0);
+  const uint32_t id = segment * kPartsPerSegment;
   std::vector<int32_t> packed;
-  for (int r = 0; r < n; ++r)
-    if (blocks.bytes(r))
-      packed.push_back(out.add(copy(at(HCOMM_BUF_SEND, blocks.offset(r)), scratch(packing.at[static_cast<size_t>(r)]),
-                                    blocks.bytes(r), -1)));
+  for (size_t r = 0; r < pieces.bytes.size(); ++r)
+    if (pieces.bytes[r])
+      packed.push_back(out.add(copy(at(HCOMM_BUF_SEND, pieces.at[r]), scratch(packing.at[r]), pieces.bytes[r], -1)));
   std::vector<size_t> counts, displs;
-  region_layout(rails, packing, es, false, counts, displs);
+  region_layout(rails, packing, base, es, false, counts, displs);
   const size_t me = static_cast<size_t>(rails.local);
-  int32_t end = Part{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .ranks = rails.node, .in_place = true, .send = scratch(0),
-                     .recv = scratch(displs[me] * es), .id = kHostFirst, .deps = {join(packed, out)},
+  int32_t end = Part{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .ranks = rails.node, .in_place = true, .send = scratch(base),
+                     .recv = scratch(base + displs[me] * es), .id = id + kHostFirst, .deps = {join(packed, out)},
                      .recv_counts = &counts}
                     .add(call, out);
 
@@ -192,27 +227,42 @@ void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
     const std::vector<int> rail = h.hosts.rail(rails.local);
     end = Part{.coll = HCOMM_COLL_REDUCE_SCATTER_V, .ranks = rail, .in_place = true,
                .send = scratch(packing.region[me]),
-               .recv = scratch(packing.part[me][static_cast<size_t>(rails.host)]), .id = kRails,
+               .recv = scratch(packing.part[me][static_cast<size_t>(rails.host)]), .id = id + kRails,
                .flags = HCOMM_PART_FINISHES, .deps = {end}, .recv_counts = &rail_counts}
               .add(call, out);
   }
 
-  // Rail j's member sends each block of its rail on this host to its rank.
+  // Rail j's member sends each piece of its rail on this host to its rank.
   const size_t members = rails.node.size();
   std::vector<size_t> send_counts(members, 0), send_displs(members, 0), recv_counts(members, 0),
       recv_displs(members, 0);
   for (size_t l = 0; l < members; ++l) {
-    const int r = rails.node[l];
-    if (static_cast<int>(l) % rails.count == rails.local && rails.on_rail()) {
-      send_counts[l] = blocks.bytes(r) / es;
-      send_displs[l] = packing.at[static_cast<size_t>(r)] / es;
+    const size_t r = static_cast<size_t>(rails.node[l]);
+    if (rails.on_rail() && static_cast<int>(l) % rails.count == rails.local) {
+      send_counts[l] = pieces.bytes[r] / es;
+      send_displs[l] = (packing.at[r] - base) / es;
     }
   }
-  recv_counts[static_cast<size_t>(rails.local % rails.count)] = blocks.bytes(call.rank) / es;
-  Part{.coll = HCOMM_COLL_ALLTOALLV, .ranks = rails.node, .send = scratch(0), .recv = at(HCOMM_BUF_RECV, 0),
-       .id = kHostLast, .flags = HCOMM_PART_LAST, .deps = {end}, .send_counts = &send_counts,
-       .send_displs = &send_displs, .recv_counts = &recv_counts, .recv_displs = &recv_displs}
+  recv_counts[static_cast<size_t>(rails.local % rails.count)] = pieces.bytes[static_cast<size_t>(call.rank)] / es;
+  Part{.coll = HCOMM_COLL_ALLTOALLV, .ranks = rails.node, .send = scratch(base),
+       .recv = at(HCOMM_BUF_RECV, pieces.within[static_cast<size_t>(call.rank)]), .id = id + kHostLast,
+       .flags = HCOMM_PART_LAST, .deps = {end}, .send_counts = &send_counts, .send_displs = &send_displs,
+       .recv_counts = &recv_counts, .recv_displs = &recv_displs}
       .add(call, out);
+  return packing.end;
+}
+
+void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
+  const Call& call = h.call;
+  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, call.nranks);
+  const uint64_t total = blocks.total_bytes();
+  if (total == 0) return;
+  out.need_scratch(total);
+  const uint32_t nsegments = segments(out, total, call.args.dtype_size);
+  uint64_t base = 0;
+  for (uint32_t s = 0; s < nsegments; ++s)
+    base = build_reduce_scatter_segment(h, Pieces(blocks, call.nranks, call.args.dtype_size, s, nsegments), s, base,
+                                        out);
 }
 
 void build_reduce_scatter_v(const HierCall& h, ScheduleWriter& out) {

@@ -15,7 +15,6 @@ namespace hcomm::algo {
 
 namespace {
 
-constexpr uint32_t kMaxSegments = 8;
 enum PartId : uint32_t { kHostReduceScatter, kRailAllreduce, kHostAllgather, kPartsPerSegment };
 
 // One segment of `count` elements at byte `base`. P, the smallest host's
@@ -55,8 +54,6 @@ void build_segment(const HierCall& h, uint32_t segment, uint64_t base, uint64_t 
        .recv_counts = &counts, .recv_displs = &displs}
       .add(call, out);
 }
-
-uint32_t segments_for(uint32_t chunks) { return std::min(chunks, kMaxSegments); }
 
 void build_hier_ring(const HierCall& h, ScheduleWriter& out) {
   const Call& call = h.call;
