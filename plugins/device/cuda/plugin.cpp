@@ -1,0 +1,221 @@
+// The CUDA device plugin: device memory told apart from the host's
+// (cudaPointerGetAttributes), allocation of device and pinned host memory
+// (never managed memory), copies, and the reduction kernels of reduce.cu,
+// queued on the caller's stream. The CUDA runtime is linked statically, so
+// that the plugin needs only the driver; without a driver or a device it
+// loads and reports no device.
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hcomm/plugin/device.h"
+#include "hcomm/plugin/util.hpp"
+#include "reduce.hpp"
+
+#ifndef HCOMM_CUDA_VERSION
+#error "HCOMM_CUDA_VERSION must be defined by the build"
+#endif
+
+namespace hcomm::cuda {
+
+namespace {
+
+hcomm::plugin::Services g_services;
+
+// A failed runtime call as an error: what was called and the runtime's words.
+hcomm_result_t fail(const char* what, cudaError_t e) {
+  g_services.set_error(std::string("cuda: ") + what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                       ")");
+  return e == cudaErrorInvalidValue ? HCOMM_ERR_INVALID_ARGUMENT : HCOMM_ERR_SYSTEM;
+}
+
+// Per device: its multiprocessors (the kernels' grid) and the plugin's own
+// stream for calls without one.
+struct Device {
+  int multiprocessors = 0;
+  cudaStream_t stream = nullptr;
+};
+std::mutex g_mutex;
+std::vector<Device> g_devices;
+
+cudaError_t device(int ordinal, Device** out) {
+  const std::lock_guard lock(g_mutex);
+  if (ordinal < 0) return cudaErrorInvalidDevice;
+  if (g_devices.size() <= static_cast<size_t>(ordinal)) g_devices.resize(static_cast<size_t>(ordinal) + 1);
+  Device& d = g_devices[static_cast<size_t>(ordinal)];
+  if (!d.stream) {
+    cudaError_t e = cudaDeviceGetAttribute(&d.multiprocessors, cudaDevAttrMultiProcessorCount, ordinal);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) return e;
+  }
+  *out = &d;
+  return cudaSuccess;
+}
+
+// The stream a call runs on, and whether it must wait for it.
+cudaError_t stream_of(void* given, int ordinal, cudaStream_t* stream, Device** dev) {
+  const cudaError_t e = device(ordinal, dev);
+  if (e != cudaSuccess) return e;
+  *stream = given ? static_cast<cudaStream_t>(given) : (*dev)->stream;
+  return cudaSuccess;
+}
+
+hcomm_result_t init(const hcomm_plugin_services_t* services) {
+  g_services.set(services);
+  return HCOMM_SUCCESS;
+}
+
+int device_count() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    fail("cudaGetDeviceCount", e);
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+hcomm_result_t pointer_attr(const void* ptr, hcomm_pointer_attr_t* attr) {
+  if (!attr || attr->size < sizeof(hcomm_pointer_attr_t)) {
+    g_services.set_error("cuda: pointer_attr: attr is NULL or smaller than hcomm_pointer_attr_t");
+    return HCOMM_ERR_INVALID_ARGUMENT;
+  }
+  *attr = {.size = sizeof(hcomm_pointer_attr_t), .mem_kind = HCOMM_MEM_HOST, .device = -1, .managed = 0,
+           .pinned_host = 0};
+  cudaPointerAttributes a{};
+  const cudaError_t e = cudaPointerGetAttributes(&a, ptr);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // a pointer the runtime does not know is host memory
+    return HCOMM_SUCCESS;
+  }
+  switch (a.type) {
+    case cudaMemoryTypeDevice:
+      attr->mem_kind = HCOMM_MEM_CUDA;
+      attr->device = a.device;
+      break;
+    case cudaMemoryTypeManaged:
+      attr->mem_kind = HCOMM_MEM_CUDA;
+      attr->device = a.device;
+      attr->managed = 1;
+      break;
+    case cudaMemoryTypeHost:
+      attr->pinned_host = 1;
+      break;
+    default:
+      break;
+  }
+  return HCOMM_SUCCESS;
+}
+
+hcomm_result_t alloc(size_t bytes, hcomm_device_alloc_kind_t kind, void** ptr) {
+  if (!ptr) {
+    g_services.set_error("cuda: alloc: ptr is NULL");
+    return HCOMM_ERR_INVALID_ARGUMENT;
+  }
+  *ptr = nullptr;
+  if (kind == HCOMM_DEVICE_ALLOC_DEVICE) {
+    const cudaError_t e = cudaMalloc(ptr, bytes);
+    return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaMalloc", e);
+  }
+  if (kind == HCOMM_DEVICE_ALLOC_PINNED_HOST) {
+    const cudaError_t e = cudaHostAlloc(ptr, bytes, cudaHostAllocPortable);
+    return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaHostAlloc", e);
+  }
+  g_services.set_error("cuda: alloc: kind " + std::to_string(kind) + " is not an hcomm_device_alloc_kind_t");
+  return HCOMM_ERR_INVALID_ARGUMENT;
+}
+
+hcomm_result_t free_memory(void* ptr, hcomm_device_alloc_kind_t kind) {
+  const cudaError_t e = kind == HCOMM_DEVICE_ALLOC_PINNED_HOST ? cudaFreeHost(ptr) : cudaFree(ptr);
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail(kind == HCOMM_DEVICE_ALLOC_PINNED_HOST ? "cudaFreeHost" : "cudaFree", e);
+}
+
+hcomm_result_t synchronize(void* given) {
+  cudaStream_t stream = static_cast<cudaStream_t>(given);
+  if (!stream) {
+    int ordinal = 0;
+    Device* dev = nullptr;
+    cudaError_t e = cudaGetDevice(&ordinal);
+    if (e == cudaSuccess) e = device(ordinal, &dev);
+    if (e != cudaSuccess) return fail("synchronize", e);
+    stream = dev->stream;
+  }
+  const cudaError_t e = cudaStreamSynchronize(stream);
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaStreamSynchronize", e);
+}
+
+hcomm_result_t copy(void* dst, const void* src, size_t bytes, void* given) {
+  if (bytes == 0) return HCOMM_SUCCESS;
+  int ordinal = 0;
+  cudaStream_t stream = nullptr;
+  Device* dev = nullptr;
+  cudaError_t e = cudaGetDevice(&ordinal);
+  if (e == cudaSuccess) e = stream_of(given, ordinal, &stream, &dev);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+  if (e == cudaSuccess && !given) e = cudaStreamSynchronize(stream);
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("copy (cudaMemcpyAsync)", e);
+}
+
+hcomm_result_t reduce_on_device(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const void* b,
+                                size_t count, int avg_divisor, void* given) {
+  if (static_cast<unsigned>(dtype) >= HCOMM_NUM_DTYPES || static_cast<unsigned>(op) >= HCOMM_NUM_OPS) {
+    g_services.set_error("cuda: reduce: dtype " + std::to_string(dtype) + " or op " + std::to_string(op) +
+                         " out of range");
+    return HCOMM_ERR_INVALID_ARGUMENT;
+  }
+  if (count == 0) return HCOMM_SUCCESS;
+  hcomm_pointer_attr_t where{.size = sizeof where};
+  pointer_attr(dst, &where);
+  if (where.mem_kind != HCOMM_MEM_CUDA) {
+    g_services.set_error("cuda: reduce: dst is not device memory");
+    return HCOMM_ERR_INVALID_ARGUMENT;
+  }
+  int current = 0;
+  cudaError_t e = cudaGetDevice(&current);
+  if (e == cudaSuccess && current != where.device) e = cudaSetDevice(where.device);
+  cudaStream_t stream = nullptr;
+  Device* dev = nullptr;
+  if (e == cudaSuccess) e = stream_of(given, where.device, &stream, &dev);
+  if (e == cudaSuccess) e = reduce(dtype, op, dst, a, b, count, avg_divisor, dev->multiprocessors, stream);
+  if (e == cudaSuccess && !given) e = cudaStreamSynchronize(stream);
+  if (current != where.device) (void)cudaSetDevice(current);
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("reduce", e);
+}
+
+const hcomm_device_v1_t kInterface = {
+    .size = sizeof(hcomm_device_v1_t),
+    .init = init,
+    .mem_kind = HCOMM_MEM_CUDA,
+    .device_count = device_count,
+    .pointer_attr = pointer_attr,
+    .alloc = alloc,
+    .free = free_memory,
+    .copy = copy,
+    .reduce = reduce_on_device,
+    .synchronize = synchronize,
+};
+
+const hcomm_plugin_header_t kHeader = {
+    .size = sizeof(hcomm_plugin_header_t),
+    .abi_major = HCOMM_PLUGIN_ABI_MAJOR,
+    .abi_minor = HCOMM_PLUGIN_ABI_MINOR,
+    .kind = HCOMM_PLUGIN_DEVICE,
+    .name = "cuda",
+    .vendor = "HComm",
+    .version = HCOMM_CUDA_VERSION,
+    .settings = nullptr,
+    .num_settings = 0,
+    .iface = &kInterface,
+    .setting_size = sizeof(hcomm_setting_decl_t),
+};
+
+}  // namespace
+
+}  // namespace hcomm::cuda
+
+extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* hcomm_plugin_v1(void) {
+  return &hcomm::cuda::kHeader;
+}

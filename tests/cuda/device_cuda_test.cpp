@@ -1,0 +1,240 @@
+// The CUDA device plugin (plugins/device/cuda) as the core loads it: pointer
+// kinds, allocation, copies, and every dtype and op of its reduction kernels
+// against the core's CPU kernels bit for bit (odd counts, unaligned buffers
+// that take the element-wise path, in place, AVG's divisor), on the plugin's
+// stream and on the caller's. Without a CUDA device every test is skipped.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/common/error.hpp"
+#include "core/device/reduce.hpp"
+#include "core/plugin/loader.hpp"
+#include "core/plugin/services.hpp"
+#include "hcomm/hcomm.h"
+#include "hcomm/plugin/device.h"
+
+namespace hcomm {
+namespace {
+
+const hcomm_device_v1_t* cuda_plugin(std::string* why) {
+  for (const plugin::PluginInfo& p : plugin::load_all())
+    if (p.expected_kind == HCOMM_PLUGIN_DEVICE && p.expected_name == "cuda") {
+      if (!p.loaded()) {
+        *why = p.error;
+        return nullptr;
+      }
+      auto* iface = static_cast<const hcomm_device_v1_t*>(p.header->iface);
+      iface->init(plugin::services());
+      return iface;
+    }
+  *why = "no libhcomm_device_cuda.so in the plugin path";
+  return nullptr;
+}
+
+class CudaDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    dev_ = cuda_plugin(&why);
+    ASSERT_NE(dev_, nullptr) << why;
+    if (dev_->device_count() < 1) GTEST_SKIP() << "no CUDA device: " << last_error();
+  }
+  void* device_alloc(size_t bytes) {
+    void* p = nullptr;
+    EXPECT_EQ(dev_->alloc(bytes, HCOMM_DEVICE_ALLOC_DEVICE, &p), HCOMM_SUCCESS) << last_error();
+    allocations_.push_back(p);
+    return p;
+  }
+  void TearDown() override {
+    for (void* p : allocations_) dev_->free(p, HCOMM_DEVICE_ALLOC_DEVICE);
+  }
+  const hcomm_device_v1_t* dev_ = nullptr;
+  std::vector<void*> allocations_;
+};
+
+TEST_F(CudaDevice, PointersAreToldApart) {
+  hcomm_pointer_attr_t attr{.size = sizeof attr};
+  std::vector<char> host(64);
+  ASSERT_EQ(dev_->pointer_attr(host.data(), &attr), HCOMM_SUCCESS);
+  EXPECT_EQ(attr.mem_kind, uint32_t{HCOMM_MEM_HOST});
+  EXPECT_EQ(attr.device, -1);
+  EXPECT_EQ(attr.pinned_host, 0);
+
+  void* d = device_alloc(64);
+  ASSERT_EQ(dev_->pointer_attr(static_cast<char*>(d) + 8, &attr), HCOMM_SUCCESS);
+  EXPECT_EQ(attr.mem_kind, uint32_t{HCOMM_MEM_CUDA});
+  EXPECT_GE(attr.device, 0);
+  EXPECT_EQ(attr.managed, 0);
+
+  void* pinned = nullptr;
+  ASSERT_EQ(dev_->alloc(64, HCOMM_DEVICE_ALLOC_PINNED_HOST, &pinned), HCOMM_SUCCESS) << last_error();
+  ASSERT_EQ(dev_->pointer_attr(pinned, &attr), HCOMM_SUCCESS);
+  EXPECT_EQ(attr.mem_kind, uint32_t{HCOMM_MEM_HOST});
+  EXPECT_EQ(attr.pinned_host, 1);
+  EXPECT_EQ(dev_->free(pinned, HCOMM_DEVICE_ALLOC_PINNED_HOST), HCOMM_SUCCESS);
+
+  void* managed = nullptr;
+  ASSERT_EQ(cudaMallocManaged(&managed, 64), cudaSuccess);
+  ASSERT_EQ(dev_->pointer_attr(managed, &attr), HCOMM_SUCCESS);
+  EXPECT_EQ(attr.mem_kind, uint32_t{HCOMM_MEM_CUDA});
+  EXPECT_EQ(attr.managed, 1);
+  cudaFree(managed);
+
+  hcomm_pointer_attr_t small{.size = 4};
+  EXPECT_EQ(dev_->pointer_attr(host.data(), &small), HCOMM_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(CudaDevice, CopiesBothWays) {
+  for (size_t bytes : {size_t{1}, size_t{7}, size_t{4099}, size_t{(3 << 20) + 5}}) {
+    std::vector<uint8_t> in(bytes), out(bytes, 0);
+    for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(i * 131 + 7);
+    void* d = device_alloc(bytes + 1);
+    void* e = device_alloc(bytes + 1);
+    ASSERT_EQ(dev_->copy(static_cast<char*>(d) + 1, in.data(), bytes, nullptr), HCOMM_SUCCESS) << last_error();
+    ASSERT_EQ(dev_->copy(e, static_cast<char*>(d) + 1, bytes, nullptr), HCOMM_SUCCESS) << last_error();
+    ASSERT_EQ(dev_->copy(out.data(), e, bytes, nullptr), HCOMM_SUCCESS) << last_error();
+    EXPECT_EQ(in, out) << bytes << " bytes";
+  }
+}
+
+size_t size_of(hcomm_dtype_t t) {
+  switch (t) {
+    case HCOMM_INT8: case HCOMM_UINT8: return 1;
+    case HCOMM_FLOAT16: case HCOMM_BFLOAT16: return 2;
+    case HCOMM_INT32: case HCOMM_UINT32: case HCOMM_FLOAT32: return 4;
+    default: return 8;
+  }
+}
+
+// Random elements: integers any bits; floats of both signs over a few
+// magnitudes, with zeros of both signs among them.
+std::vector<uint8_t> random_elements(hcomm_dtype_t t, size_t count, std::mt19937_64& rng) {
+  std::vector<uint8_t> out(count * size_of(t));
+  std::uniform_real_distribution<double> value(-1000.0, 1000.0);
+  for (size_t i = 0; i < count; ++i) {
+    uint8_t* at = out.data() + i * size_of(t);
+    const double v = i % 17 == 0 ? (i % 2 ? -0.0 : 0.0) : value(rng) / (1 + i % 5);
+    if (t == HCOMM_FLOAT32) {
+      const float f = static_cast<float>(v);
+      std::memcpy(at, &f, 4);
+    } else if (t == HCOMM_FLOAT64) {
+      std::memcpy(at, &v, 8);
+    } else if (t == HCOMM_FLOAT16) {
+      const uint16_t h = device::float_to_half(static_cast<float>(v));
+      std::memcpy(at, &h, 2);
+    } else if (t == HCOMM_BFLOAT16) {
+      const uint16_t h = device::float_to_bfloat16(static_cast<float>(v));
+      std::memcpy(at, &h, 2);
+    } else {
+      const uint64_t bits = rng();
+      std::memcpy(at, &bits, size_of(t));
+    }
+  }
+  return out;
+}
+
+struct Shape {
+  size_t count;
+  size_t skew;  // elements dst, a and b start past an allocation's start
+  bool in_place;
+  int divisor;
+};
+
+// Every dtype and op over the shapes, on the plugin's stream.
+TEST_F(CudaDevice, ReductionsMatchTheCpuKernels) {
+  std::mt19937_64 rng(7);
+  const Shape shapes[] = {{1, 0, false, 1},  {7, 0, false, 3},   {1027, 1, false, 1}, {1027, 0, true, 5},
+                          {(1 << 20) + 3, 0, false, 7}, {(1 << 20) + 3, 3, true, 1}};
+  for (int t = 0; t < HCOMM_NUM_DTYPES; ++t)
+    for (int o = 0; o < HCOMM_NUM_OPS; ++o)
+      for (const Shape& s : shapes) {
+        const auto dtype = static_cast<hcomm_dtype_t>(t);
+        const auto op = static_cast<hcomm_op_t>(o);
+        const size_t es = size_of(dtype), bytes = s.count * es, skew = s.skew * es;
+        SCOPED_TRACE(std::string(hcomm_dtype_name(dtype)) + " " + hcomm_op_name(op) + " count " +
+                     std::to_string(s.count) + " skew " + std::to_string(s.skew) + (s.in_place ? " in place" : "") +
+                     " divisor " + std::to_string(s.divisor));
+        const std::vector<uint8_t> a = random_elements(dtype, s.count, rng), b = random_elements(dtype, s.count, rng);
+        std::vector<uint8_t> expected(bytes), got(bytes);
+        device::reduce(dtype, op, expected.data(), a.data(), b.data(), s.count, s.divisor);
+        auto* da = static_cast<uint8_t*>(device_alloc(bytes + skew)) + skew;
+        auto* db = static_cast<uint8_t*>(device_alloc(bytes + skew)) + skew;
+        uint8_t* dd = s.in_place ? da : static_cast<uint8_t*>(device_alloc(bytes + skew)) + skew;
+        ASSERT_EQ(dev_->copy(da, a.data(), bytes, nullptr), HCOMM_SUCCESS);
+        ASSERT_EQ(dev_->copy(db, b.data(), bytes, nullptr), HCOMM_SUCCESS);
+        ASSERT_EQ(dev_->reduce(dtype, op, dd, da, db, s.count, s.divisor, nullptr), HCOMM_SUCCESS) << last_error();
+        ASSERT_EQ(dev_->copy(got.data(), dd, bytes, nullptr), HCOMM_SUCCESS);
+        size_t wrong = 0, first = 0;
+        for (size_t i = 0; i < s.count; ++i)
+          if (std::memcmp(&got[i * es], &expected[i * es], es) != 0 && !wrong++) first = i;
+        EXPECT_EQ(wrong, 0u) << "first wrong element " << first;
+        for (void* p : allocations_) dev_->free(p, HCOMM_DEVICE_ALLOC_DEVICE);
+        allocations_.clear();
+      }
+}
+
+// Float MIN and MAX: NaN wins, -0 is below +0, as on the CPU.
+TEST_F(CudaDevice, NaNAndSignedZerosAsOnTheCpu) {
+  const float nan = std::nanf("");
+  const std::vector<float> a = {nan, 1.0f, -0.0f, 0.0f, 2.0f}, b = {1.0f, nan, 0.0f, -0.0f, nan};
+  for (hcomm_op_t op : {HCOMM_MIN, HCOMM_MAX}) {
+    std::vector<float> expected(a.size()), got(a.size());
+    device::reduce(HCOMM_FLOAT32, op, expected.data(), a.data(), b.data(), a.size(), 1);
+    auto* da = static_cast<float*>(device_alloc(a.size() * 4));
+    auto* db = static_cast<float*>(device_alloc(a.size() * 4));
+    ASSERT_EQ(dev_->copy(da, a.data(), a.size() * 4, nullptr), HCOMM_SUCCESS);
+    ASSERT_EQ(dev_->copy(db, b.data(), a.size() * 4, nullptr), HCOMM_SUCCESS);
+    ASSERT_EQ(dev_->reduce(HCOMM_FLOAT32, op, da, da, db, a.size(), 1, nullptr), HCOMM_SUCCESS);
+    ASSERT_EQ(dev_->copy(got.data(), da, a.size() * 4, nullptr), HCOMM_SUCCESS);
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(std::isnan(got[i]), std::isnan(expected[i])) << hcomm_op_name(op) << " element " << i;
+      if (!std::isnan(expected[i])) {
+        EXPECT_EQ(std::signbit(got[i]), std::signbit(expected[i])) << i;
+      }
+    }
+  }
+}
+
+// On the caller's stream the calls return at once; the work is done in
+// stream order by the time the stream is synchronised.
+TEST_F(CudaDevice, CallersStreamOrdersTheWork) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  constexpr size_t kCount = (8 << 20) + 1;
+  float* pinned = nullptr;
+  ASSERT_EQ(dev_->alloc(kCount * 4, HCOMM_DEVICE_ALLOC_PINNED_HOST, reinterpret_cast<void**>(&pinned)), HCOMM_SUCCESS);
+  for (size_t i = 0; i < kCount; ++i) pinned[i] = static_cast<float>(i % 1000);
+  auto* d = static_cast<float*>(device_alloc(kCount * 4));
+  ASSERT_EQ(dev_->copy(d, pinned, kCount * 4, stream), HCOMM_SUCCESS);
+  for (int k = 0; k < 3; ++k) ASSERT_EQ(dev_->reduce(HCOMM_FLOAT32, HCOMM_SUM, d, d, d, kCount, 1, stream), HCOMM_SUCCESS);
+  ASSERT_EQ(dev_->copy(pinned, d, kCount * 4, stream), HCOMM_SUCCESS);
+  ASSERT_EQ(dev_->synchronize(stream), HCOMM_SUCCESS);
+  size_t wrong = 0;
+  for (size_t i = 0; i < kCount; ++i) wrong += pinned[i] != static_cast<float>(i % 1000) * 8;
+  EXPECT_EQ(wrong, 0u);
+  dev_->free(pinned, HCOMM_DEVICE_ALLOC_PINNED_HOST);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(CudaDevice, BadArgumentsAreNamed) {
+  auto* d = device_alloc(64);
+  EXPECT_EQ(dev_->reduce(static_cast<hcomm_dtype_t>(HCOMM_NUM_DTYPES), HCOMM_SUM, d, d, d, 4, 1, nullptr),
+            HCOMM_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error()).find("dtype"), std::string::npos) << last_error();
+  std::vector<float> host(4);
+  EXPECT_EQ(dev_->reduce(HCOMM_FLOAT32, HCOMM_SUM, host.data(), d, d, 4, 1, nullptr), HCOMM_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error()).find("not device memory"), std::string::npos) << last_error();
+  void* p = nullptr;
+  EXPECT_EQ(dev_->alloc(64, static_cast<hcomm_device_alloc_kind_t>(9), &p), HCOMM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dev_->alloc(size_t{1} << 62, HCOMM_DEVICE_ALLOC_DEVICE, &p), HCOMM_ERR_SYSTEM);
+  EXPECT_NE(std::string(last_error()).find("cudaMalloc"), std::string::npos) << last_error();
+}
+
+}  // namespace
+}  // namespace hcomm
