@@ -55,6 +55,21 @@ void check_completion(const char* fn, const Completion& how) {
   if (how.request) *how.request = nullptr;
 }
 
+const device::Accelerator* device_buffers(const char* fn, const Completion& how,
+                                          std::initializer_list<const void*> buffers) {
+  const device::Accelerator* accelerator = device::Accelerator::get();
+  if (!accelerator) return nullptr;
+  for (const void* b : buffers)
+    if (accelerator->owns(b)) {
+      if (how.nonblocking)
+        HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                    "%s: a buffer is %s device memory, which nonblocking calls do not take yet; use the blocking form",
+                    fn, accelerator->name());
+      return accelerator;
+    }
+  return nullptr;
+}
+
 hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how) {
   if (how.request)
     *how.request = new hcomm_request{&c, op};

@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/api/handles.hpp"
 #include "core/common/error.hpp"
 #include "core/common/names.hpp"
+#include "core/device/accelerator.hpp"
 #include "hcomm/hcomm.h"
 #include "hcomm/plugin/algorithm.h"
 
@@ -45,6 +47,12 @@ constexpr Completion nonblocking(hcomm_request_t* request) { return {nullptr, re
 
 // Checks the stream or request argument and clears *request.
 void check_completion(const char* fn, const Completion& how);
+// The accelerator whose memory one of `buffers` is, or nullptr where all
+// are host memory (no device plugin with a device: nullptr at once). Such
+// buffers are staged through host memory, which a blocking call does around
+// its operation: a nonblocking or stream-ordered one gets HCOMM_ERR_UNSUPPORTED.
+const device::Accelerator* device_buffers(const char* fn, const Completion& how,
+                                          std::initializer_list<const void*> buffers);
 // Waits for `op` (blocking form) or hands it back as *how.request.
 hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how);
 

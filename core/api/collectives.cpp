@@ -1,5 +1,6 @@
 // The collectives of the C API: one validation path for all of them (a clear
 // error naming the argument, nothing sent), then the communicator.
+#include <algorithm>
 #include <cstdint>
 
 #include "core/algorithm/layout.hpp"
@@ -135,6 +136,42 @@ void check_buffers(const char* fn, const Call& c, uint64_t send_bytes, uint64_t 
                   fn, shape.in_place);
 }
 
+// A blocking call on device buffers, through host staging buffers: inputs
+// copied in, the call run on them, results copied back. An in-place call's
+// buffer is one region, staged whole; a receive layout with displacements
+// is copied in too, so that its gaps come back as they were.
+hcomm_result_t staged(comm::Communicator& c, const hcomm_coll_args_t& args, const Call& call, uint64_t send_bytes,
+                      uint64_t recv_bytes, const device::Accelerator& accelerator, const Completion& how) {
+  auto* send = static_cast<const uint8_t*>(send_bytes ? call.send : call.recv);
+  auto* recv = static_cast<uint8_t*>(call.recv);
+  const uint8_t* host_send = send;
+  uint8_t* host_recv = recv;
+  const bool recv_on_device = recv_bytes && accelerator.owns(recv);
+  if (args.in_place && send_bytes && recv_bytes) {
+    const uint8_t* lo = std::min<const uint8_t*>(send, recv);
+    const uint8_t* hi = std::max<const uint8_t*>(send + send_bytes, recv + recv_bytes);
+    auto* region = static_cast<uint8_t*>(accelerator.staging(static_cast<size_t>(hi - lo), 0));
+    accelerator.copy(region, lo, static_cast<size_t>(hi - lo));
+    host_send = region + (send - lo);
+    host_recv = region + (recv - lo);
+  } else {
+    if (recv_on_device) {
+      host_recv = static_cast<uint8_t*>(accelerator.staging(recv_bytes, 1));
+      if (args.recv_displs || args.in_place) accelerator.copy(host_recv, recv, recv_bytes);
+    }
+    if (!send_bytes) {
+      host_send = host_recv;
+    } else if (accelerator.owns(send)) {
+      auto* staged_send = static_cast<uint8_t*>(accelerator.staging(send_bytes, 0));
+      accelerator.copy(staged_send, send, send_bytes);
+      host_send = staged_send;
+    }
+  }
+  const hcomm_result_t rc = complete(c, c.start(args, host_send, host_recv), how);
+  if (recv_on_device) accelerator.copy(recv, host_recv, recv_bytes);
+  return rc;
+}
+
 hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Completion& how) {
   return c_boundary([&] {
     check_completion(fn, how);
@@ -159,6 +196,8 @@ hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Co
     const uint64_t send_bytes = algorithm::send_bytes(args, c.size(), c.rank());
     const uint64_t recv_bytes = algorithm::recv_bytes(args, c.size(), c.rank());
     check_buffers(fn, call, send_bytes, recv_bytes, inplace, shape);
+    if (const device::Accelerator* accelerator = device_buffers(fn, how, {call.send, call.recv}))
+      return staged(c, args, call, send_bytes, recv_bytes, *accelerator, how);
     // Where this rank reads no sendbuf, SEND resolves to RECV.
     return complete(c, c.start(args, send_bytes ? call.send : call.recv, call.recv), how);
   });

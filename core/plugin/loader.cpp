@@ -222,6 +222,17 @@ const PluginInfo& load_transport(const std::string& name) {
   HCOMM_THROW(HCOMM_ERR_INTERNAL, "transport plugin %s was not found", name.c_str());
 }
 
+std::vector<const PluginInfo*> load_kind(hcomm_plugin_kind_t kind) {
+  std::vector<const PluginInfo*> out;
+  std::lock_guard lock(load_mutex());
+  for (PluginInfo& info : found())
+    if (info.expected_kind == kind) {
+      load_locked(info);
+      out.push_back(&info);
+    }
+  return out;
+}
+
 const std::vector<PluginInfo>& load_all() {
   std::vector<PluginInfo>& list = found();
   std::lock_guard lock(load_mutex());

@@ -48,6 +48,10 @@ const std::vector<PluginInfo>& discovered();
 // not yet; check loaded() and error.
 const PluginInfo& load_transport(const std::string& name);
 
+// The plugins of one kind among discovered(), each loaded if it was not
+// yet; check loaded() and error.
+std::vector<const PluginInfo*> load_kind(hcomm_plugin_kind_t kind);
+
 // discovered(), with every plugin loaded: what hcomm-info lists.
 const std::vector<PluginInfo>& load_all();
 

@@ -34,6 +34,9 @@ class CheckedBuffer {
   static void set_rank(int rank) { rank_ = rank; }
 
   size_t elements() const { return elements_; }
+  // The whole buffer with its guards, for copies to and from device memory.
+  unsigned char* raw() { return bytes_.data(); }
+  size_t raw_bytes() const { return bytes_.size(); }
   void* data(size_t offset = 0) { return bytes_.data() + (offset + 1) * elem_size_; }
 
   // Elements [offset, offset + n) must end as value(i), i counted from offset.

@@ -1,6 +1,6 @@
 // Runs under hcomm-run, one group of checks per launch:
 //
-//   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT]
+//   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT] [--memory cuda]
 //
 // GROUP is a collective of cases.cpp's table, barrier, sendrecv, split
 // (sub-communicators), or mixed (every collective in flight at once, then the
@@ -15,7 +15,14 @@
 // alone, and buffers the call must not touch are checked too. A wrong result
 // is reported with the exact case and the run goes on (ranks stay in step); a
 // failing call ends the process. Exits non-zero if anything was wrong.
+// With --memory cuda (a collective group only) every call gets device
+// buffers: each case's buffers are copied to device memory of the same layout
+// before the call and back after it, blocking calls only (a nonblocking one
+// must be refused); exits 77 (skipped) without a CUDA device.
 #include <time.h>
+#ifdef HCOMM_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -101,9 +108,60 @@ void start(Job& job, const Case& c, const CollectiveTest& test, Setup& s, hcomm_
   if (rc != HCOMM_SUCCESS) job.fatal(describe(c, test), rc);
 }
 
+// --memory cuda: the calls get device buffers.
+bool g_device_memory = false;
+
+#ifdef HCOMM_TEST_CUDA
+void cuda_check(Job& job, cudaError_t e, const char* what) {
+  if (e != cudaSuccess) job.fatal(std::string(what) + ": " + cudaGetErrorString(e), HCOMM_ERR_SYSTEM);
+}
+
+// The case's call on device copies of its buffers; the results come back to
+// the host buffers for the checks. Returns the call's status.
+hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& test, Setup& s,
+                              hcomm_request_t* request) {
+  CheckedBuffer* buffers[] = {&s.send, &s.recv};
+  void* device[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    cuda_check(job, cudaMalloc(&device[i], buffers[i]->raw_bytes()), "cudaMalloc");
+    cuda_check(job, cudaMemcpy(device[i], buffers[i]->raw(), buffers[i]->raw_bytes(), cudaMemcpyHostToDevice),
+               "cudaMemcpy to the device");
+  }
+  auto on_device = [&](const void* p) -> void* {
+    for (int i = 0; i < 2; ++i) {
+      const auto* base = buffers[i]->raw();
+      if (p >= base && p < base + buffers[i]->raw_bytes())
+        return static_cast<unsigned char*>(device[i]) + (static_cast<const unsigned char*>(p) - base);
+    }
+    return const_cast<void*>(p);
+  };
+  const void* send = s.sendbuf;
+  void* recv = s.recvbuf;
+  s.sendbuf = on_device(send);
+  s.recvbuf = on_device(recv);
+  const hcomm_result_t rc = test.call(c, s, job.comm, request);
+  s.sendbuf = send;
+  s.recvbuf = recv;
+  for (int i = 0; i < 2; ++i) {
+    cuda_check(job, cudaMemcpy(buffers[i]->raw(), device[i], buffers[i]->raw_bytes(), cudaMemcpyDeviceToHost),
+               "cudaMemcpy from the device");
+    cudaFree(device[i]);
+  }
+  return rc;
+}
+#endif
+
 void run_case(Job& job, const CollectiveTest& test, const Case& c) {
   Setup s;
   test.prepare(c, job.ranks, s);
+#ifdef HCOMM_TEST_CUDA
+  if (g_device_memory) {
+    const hcomm_result_t rc = call_on_device(job, c, test, s, nullptr);
+    if (rc != HCOMM_SUCCESS) job.fatal(describe(c, test) + " (device buffers)", rc);
+    verify(job, c, test, s);
+    return;
+  }
+#endif
   if (!c.nonblocking) {
     start(job, c, test, s, nullptr);
   } else {
@@ -150,7 +208,7 @@ std::vector<Case> matrix(const CollectiveTest& test, const std::string& algorith
                                .count = count,
                                .root = k % nranks,
                                .in_place = in_place,
-                               .nonblocking = (k / nranks) % 2 == 1});
+                               .nonblocking = !g_device_memory && (k / nranks) % 2 == 1});
           ++k;
         }
   if (o.large) {
@@ -162,7 +220,8 @@ std::vector<Case> matrix(const CollectiveTest& test, const std::string& algorith
                .root = nranks - 1};
     cases.push_back(large);
     large.root = 0;
-    large.in_place = large.nonblocking = true;
+    large.in_place = true;
+    large.nonblocking = !g_device_memory;
     cases.push_back(large);
     // Elements of 1 or 2 bytes: chunks that end off the 4-byte grid.
     large.dtype = test.reduces ? HCOMM_FLOAT16 : HCOMM_INT8;
@@ -209,14 +268,27 @@ void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
       elsewhere += algorithm_used(job, c) != algorithm;
       run_case(job, test, c);
     }
-    run_in_flight(job, in_flight(test, algorithm, job.ranks.size));
-    cases += all.size() + 4;
+    if (!g_device_memory) run_in_flight(job, in_flight(test, algorithm, job.ranks.size));
+    cases += all.size() + (g_device_memory ? 0 : 4);
     tally.push_back(algorithm + (elsewhere ? " (" + std::to_string(elsewhere) + " of " + std::to_string(all.size()) +
                                                  " cases go to another algorithm)"
                                            : ""));
   }
   job.check(hcomm_comm_force_algorithm(job.comm, test.coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
-  job.summary(std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
+#ifdef HCOMM_TEST_CUDA
+  if (g_device_memory) {
+    // Device buffers in a nonblocking call: refused, nothing started.
+    Case c{.coll = test.coll, .dtype = HCOMM_INT32, .op = HCOMM_SUM, .count = 7, .root = 0, .nonblocking = true};
+    Setup s;
+    test.prepare(c, job.ranks, s);
+    hcomm_request_t request = nullptr;
+    const hcomm_result_t rc = call_on_device(job, c, test, s, &request);
+    if (rc != HCOMM_ERR_UNSUPPORTED || request)
+      job.fail(describe(c, test) + " on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
+               hcomm_result_string(rc));
+  }
+#endif
+  job.summary(std::string(g_device_memory ? "device memory: " : "") + std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
               join(tally) + "): " + std::to_string(cases) + " cases");
 }
 
@@ -320,6 +392,8 @@ Options parse_options(int argc, char** argv) {
       o.counts = parse_counts(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--large") == 0) {
       o.large = std::strtoull(argv[i + 1], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--memory") == 0 && std::strcmp(argv[i + 1], "cuda") == 0) {
+      g_device_memory = true;
     } else {
       std::fprintf(stderr, "unknown argument '%s'\n", argv[i]);
       std::exit(2);
@@ -339,6 +413,22 @@ int main(int argc, char** argv) {
       options.group != "split") {
     std::fprintf(stderr, "no test group '%s'\n", options.group.c_str());
     return 2;
+  }
+  if (g_device_memory) {
+    if (!test) {
+      std::fprintf(stderr, "--memory cuda: for the collective groups only, not '%s'\n", options.group.c_str());
+      return 2;
+    }
+#ifdef HCOMM_TEST_CUDA
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+      std::printf("no CUDA device: skipped\n");
+      return 77;
+    }
+#else
+    std::printf("built without CUDA: skipped\n");
+    return 77;
+#endif
   }
   Job job;
   if (test)

@@ -1,0 +1,37 @@
+// Accelerator memory through the device plugins (hcomm/plugin/device.h): the
+// core never links a device runtime. The first device plugin that loads and
+// sees a device serves every call; without one, no pointer is device memory.
+#pragma once
+
+#include <cstddef>
+
+#include "hcomm/plugin/device.h"
+
+namespace hcomm::device {
+
+class Accelerator {
+ public:
+  // The accelerator of this process, or nullptr where no device plugin has a
+  // device (then found once, at the first call).
+  static const Accelerator* get();
+
+  // Whether ptr is memory of the device (managed memory counts).
+  bool owns(const void* ptr) const;
+  const hcomm_device_v1_t& plugin() const { return *plugin_; }
+  const char* name() const { return name_; }
+
+  // Calls the plugin; throws its error text where it fails.
+  void copy(void* dst, const void* src, size_t bytes) const;
+  void* alloc_pinned(size_t bytes) const;
+  void free_pinned(void* ptr) const;
+  // Host memory that stands for a device buffer during a blocking call:
+  // pinned, at least `bytes`, one per thread and slot (0, 1), kept and grown.
+  void* staging(size_t bytes, int slot) const;
+
+ private:
+  Accelerator(const hcomm_device_v1_t* plugin, const char* name) : plugin_(plugin), name_(name) {}
+  const hcomm_device_v1_t* plugin_;
+  const char* name_;
+};
+
+}  // namespace hcomm::device
