@@ -55,10 +55,9 @@ void check_completion(const char* fn, const Completion& how) {
   if (how.request) *how.request = nullptr;
 }
 
-const device::Accelerator* device_buffers(const char* fn, const Completion& how,
-                                          std::initializer_list<const void*> buffers) {
+const device::Accelerator* device_buffers_of(const char* fn, const Completion& how,
+                                             std::initializer_list<const void*> buffers) {
   const device::Accelerator* accelerator = device::Accelerator::get();
-  if (!accelerator) return nullptr;
   for (const void* b : buffers)
     if (accelerator->owns(b)) {
       if (how.nonblocking)

@@ -51,8 +51,12 @@ void check_completion(const char* fn, const Completion& how);
 // are host memory (no device plugin with a device: nullptr at once). Such
 // buffers are staged through host memory, which a blocking call does around
 // its operation: a nonblocking or stream-ordered one gets HCOMM_ERR_UNSUPPORTED.
-const device::Accelerator* device_buffers(const char* fn, const Completion& how,
-                                          std::initializer_list<const void*> buffers);
+const device::Accelerator* device_buffers_of(const char* fn, const Completion& how,
+                                             std::initializer_list<const void*> buffers);
+inline const device::Accelerator* device_buffers(const char* fn, const Completion& how,
+                                                 std::initializer_list<const void*> buffers) {
+  return device::Accelerator::get() ? device_buffers_of(fn, how, buffers) : nullptr;
+}
 // Waits for `op` (blocking form) or hands it back as *how.request.
 hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how);
 

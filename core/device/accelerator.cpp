@@ -18,32 +18,29 @@ namespace {
 
 }  // namespace
 
-const Accelerator* Accelerator::get() {
-  static const Accelerator* const found = []() -> const Accelerator* {
-    for (const plugin::PluginInfo* p : plugin::load_kind(HCOMM_PLUGIN_DEVICE)) {
-      if (!p->loaded()) continue;
-      auto* iface = static_cast<const hcomm_device_v1_t*>(p->header->iface);
-      if (!HCOMM_IFACE_HAS(iface, synchronize)) {
-        HCOMM_WARN(PLUGIN, "device plugin %s: interface too small (%zu bytes); skipped", p->header->name,
-                   iface->size);
-        continue;
-      }
-      if (iface->init(plugin::services()) != HCOMM_SUCCESS) {
-        HCOMM_WARN(PLUGIN, "device plugin %s: init failed: %s; skipped", p->header->name, last_error());
-        continue;
-      }
-      const int devices = iface->device_count();
-      if (devices < 1) {
-        HCOMM_INFO(PLUGIN, "device plugin %s: no device (%s)", p->header->name, last_error());
-        continue;
-      }
-      HCOMM_INFO(PLUGIN, "device plugin %s: %d devices; their memory is staged through the host", p->header->name,
-                 devices);
-      return new Accelerator(iface, p->header->name);
+const Accelerator* Accelerator::find() {
+  for (const plugin::PluginInfo* p : plugin::load_kind(HCOMM_PLUGIN_DEVICE)) {
+    if (!p->loaded()) continue;
+    auto* iface = static_cast<const hcomm_device_v1_t*>(p->header->iface);
+    if (!HCOMM_IFACE_HAS(iface, synchronize)) {
+      HCOMM_WARN(PLUGIN, "device plugin %s: interface too small (%zu bytes); skipped", p->header->name,
+                 iface->size);
+      continue;
     }
-    return nullptr;
-  }();
-  return found;
+    if (iface->init(plugin::services()) != HCOMM_SUCCESS) {
+      HCOMM_WARN(PLUGIN, "device plugin %s: init failed: %s; skipped", p->header->name, last_error());
+      continue;
+    }
+    const int devices = iface->device_count();
+    if (devices < 1) {
+      HCOMM_INFO(PLUGIN, "device plugin %s: no device (%s)", p->header->name, last_error());
+      continue;
+    }
+    HCOMM_INFO(PLUGIN, "device plugin %s: %d devices; their memory is staged through the host", p->header->name,
+               devices);
+    return new Accelerator(iface, p->header->name);
+  }
+  return nullptr;
 }
 
 bool Accelerator::owns(const void* ptr) const {

@@ -12,8 +12,11 @@ namespace hcomm::device {
 class Accelerator {
  public:
   // The accelerator of this process, or nullptr where no device plugin has a
-  // device (then found once, at the first call).
-  static const Accelerator* get();
+  // device (found once, at the first call; inline, as every call asks).
+  static const Accelerator* get() {
+    static const Accelerator* const found = find();
+    return found;
+  }
 
   // Whether ptr is memory of the device (managed memory counts).
   bool owns(const void* ptr) const;
@@ -30,6 +33,7 @@ class Accelerator {
 
  private:
   Accelerator(const hcomm_device_v1_t* plugin, const char* name) : plugin_(plugin), name_(name) {}
+  static const Accelerator* find();
   const hcomm_device_v1_t* plugin_;
   const char* name_;
 };
