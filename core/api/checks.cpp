@@ -48,8 +48,8 @@ hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype
 void check_completion(const char* fn, const Completion& how) {
   if (how.stream)
     HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                "%s: stream-ordered calls need the CUDA device plugin, which is not loaded; pass a NULL stream for "
-                "host-ordered execution",
+                "%s: stream-ordered calls are not supported yet; pass a NULL stream for host-ordered execution "
+                "(device buffers are staged through host memory)",
                 fn);
   HCOMM_ARG_CHECK(!how.nonblocking || how.request, "%s: request is NULL", fn);
   if (how.request) *how.request = nullptr;

@@ -6,7 +6,14 @@
  *
  * Collectives take a stream argument: NULL means host-ordered execution (the
  * call, or the request, completes the operation). A non-NULL stream is a
- * cudaStream_t and needs the CUDA device plugin.
+ * cudaStream_t; stream-ordered calls are not supported yet
+ * (HCOMM_ERR_UNSUPPORTED).
+ *
+ * Buffers may be CUDA device memory where the CUDA device plugin is loaded
+ * and sees a device: blocking collectives and hcomm_send / hcomm_recv copy
+ * such buffers through pinned host memory around the call; nonblocking ones
+ * refuse them (HCOMM_ERR_UNSUPPORTED). Without the plugin, or without a
+ * device, a device pointer is taken for host memory.
  */
 #ifndef HCOMM_H
 #define HCOMM_H
