@@ -4,8 +4,9 @@
  * A device plugin serves one kind of accelerator memory (mem_kind): it tells
  * that memory from the host's, allocates it and pinned host memory, and
  * copies and reduces on its device. Work takes a stream of the device's
- * runtime (cudaStream_t for CUDA) and is queued on it; a NULL stream runs
- * on the plugin's own and the call returns once the work is done. The core
+ * runtime (cudaStream_t for CUDA) and is queued on it; with a NULL stream it
+ * comes after the work the process queued on the device's ordinary streams
+ * (CUDA: the legacy default stream) and the call returns once it is done. The core
  * never links the device's runtime: everything it does with such memory
  * goes through these functions.
  */
@@ -54,7 +55,7 @@ typedef struct hcomm_device_v1 {
    * them. */
   hcomm_result_t (*reduce)(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const void* b, size_t count,
                            int avg_divisor, void* stream);
-  /* Returns once all work queued on stream (NULL: the plugin's) is done. */
+  /* Returns once all work queued on stream (NULL: the default one) is done. */
   hcomm_result_t (*synchronize)(void* stream);
 } hcomm_device_v1_t;
 

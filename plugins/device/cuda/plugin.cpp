@@ -1,9 +1,9 @@
 // The CUDA device plugin: device memory told apart from the host's
 // (cudaPointerGetAttributes), allocation of device and pinned host memory
 // (never managed memory), copies, and the reduction kernels of reduce.cu,
-// queued on the caller's stream. The CUDA runtime is linked statically, so
-// that the plugin needs only the driver; without a driver or a device it
-// loads and reports no device.
+// queued on the caller's stream or the legacy default one. The CUDA runtime
+// is linked statically, so that the plugin needs only the driver; without a
+// driver or a device it loads and reports no device.
 #include <cuda_runtime_api.h>
 
 #include <mutex>
@@ -31,36 +31,28 @@ hcomm_result_t fail(const char* what, cudaError_t e) {
   return e == cudaErrorInvalidValue ? HCOMM_ERR_INVALID_ARGUMENT : HCOMM_ERR_SYSTEM;
 }
 
-// Per device: its multiprocessors (the kernels' grid) and the plugin's own
-// stream for calls without one.
-struct Device {
-  int multiprocessors = 0;
-  cudaStream_t stream = nullptr;
-};
+// Per device: its multiprocessors, which size the kernels' grid.
 std::mutex g_mutex;
-std::vector<Device> g_devices;
+std::vector<int> g_multiprocessors;
 
-cudaError_t device(int ordinal, Device** out) {
+cudaError_t multiprocessors(int ordinal, int* out) {
   const std::lock_guard lock(g_mutex);
   if (ordinal < 0) return cudaErrorInvalidDevice;
-  if (g_devices.size() <= static_cast<size_t>(ordinal)) g_devices.resize(static_cast<size_t>(ordinal) + 1);
-  Device& d = g_devices[static_cast<size_t>(ordinal)];
-  if (!d.stream) {
-    cudaError_t e = cudaDeviceGetAttribute(&d.multiprocessors, cudaDevAttrMultiProcessorCount, ordinal);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking);
+  if (g_multiprocessors.size() <= static_cast<size_t>(ordinal)) g_multiprocessors.resize(static_cast<size_t>(ordinal) + 1);
+  int& m = g_multiprocessors[static_cast<size_t>(ordinal)];
+  if (m == 0) {
+    const cudaError_t e = cudaDeviceGetAttribute(&m, cudaDevAttrMultiProcessorCount, ordinal);
     if (e != cudaSuccess) return e;
   }
-  *out = &d;
+  *out = m;
   return cudaSuccess;
 }
 
-// The stream a call runs on, and whether it must wait for it.
-cudaError_t stream_of(void* given, int ordinal, cudaStream_t* stream, Device** dev) {
-  const cudaError_t e = device(ordinal, dev);
-  if (e != cudaSuccess) return e;
-  *stream = given ? static_cast<cudaStream_t>(given) : (*dev)->stream;
-  return cudaSuccess;
-}
+// A call without a stream runs on the legacy default stream, so that it comes
+// after the work of every blocking stream, as cudaMemcpy does (a pageable
+// cudaMemcpy to the device may return before its data arrived), and returns
+// once done.
+cudaStream_t stream_of(void* given) { return given ? static_cast<cudaStream_t>(given) : cudaStreamLegacy; }
 
 hcomm_result_t init(const hcomm_plugin_services_t* services) {
   g_services.set(services);
@@ -134,27 +126,14 @@ hcomm_result_t free_memory(void* ptr, hcomm_device_alloc_kind_t kind) {
 }
 
 hcomm_result_t synchronize(void* given) {
-  cudaStream_t stream = static_cast<cudaStream_t>(given);
-  if (!stream) {
-    int ordinal = 0;
-    Device* dev = nullptr;
-    cudaError_t e = cudaGetDevice(&ordinal);
-    if (e == cudaSuccess) e = device(ordinal, &dev);
-    if (e != cudaSuccess) return fail("synchronize", e);
-    stream = dev->stream;
-  }
-  const cudaError_t e = cudaStreamSynchronize(stream);
+  const cudaError_t e = cudaStreamSynchronize(stream_of(given));
   return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaStreamSynchronize", e);
 }
 
 hcomm_result_t copy(void* dst, const void* src, size_t bytes, void* given) {
   if (bytes == 0) return HCOMM_SUCCESS;
-  int ordinal = 0;
-  cudaStream_t stream = nullptr;
-  Device* dev = nullptr;
-  cudaError_t e = cudaGetDevice(&ordinal);
-  if (e == cudaSuccess) e = stream_of(given, ordinal, &stream, &dev);
-  if (e == cudaSuccess) e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+  const cudaStream_t stream = stream_of(given);
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
   if (e == cudaSuccess && !given) e = cudaStreamSynchronize(stream);
   return e == cudaSuccess ? HCOMM_SUCCESS : fail("copy (cudaMemcpyAsync)", e);
 }
@@ -176,10 +155,10 @@ hcomm_result_t reduce_on_device(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, c
   int current = 0;
   cudaError_t e = cudaGetDevice(&current);
   if (e == cudaSuccess && current != where.device) e = cudaSetDevice(where.device);
-  cudaStream_t stream = nullptr;
-  Device* dev = nullptr;
-  if (e == cudaSuccess) e = stream_of(given, where.device, &stream, &dev);
-  if (e == cudaSuccess) e = reduce(dtype, op, dst, a, b, count, avg_divisor, dev->multiprocessors, stream);
+  const cudaStream_t stream = stream_of(given);
+  int sms = 0;
+  if (e == cudaSuccess) e = multiprocessors(where.device, &sms);
+  if (e == cudaSuccess) e = reduce(dtype, op, dst, a, b, count, avg_divisor, sms, stream);
   if (e == cudaSuccess && !given) e = cudaStreamSynchronize(stream);
   if (current != where.device) (void)cudaSetDevice(current);
   return e == cudaSuccess ? HCOMM_SUCCESS : fail("reduce", e);
