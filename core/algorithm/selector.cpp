@@ -17,8 +17,6 @@ namespace {
 // for their groups would otherwise never end.
 constexpr int kMaxPartDepth = 4;
 
-}  // namespace
-
 // The C builder callbacks append to a Schedule.
 struct BuildContext {
   const Selector* selector;
@@ -27,8 +25,6 @@ struct BuildContext {
   Composition composition;
   std::string error;
 };
-
-namespace {
 
 int32_t add_step(hcomm_schedule_builder_t* b, const hcomm_step_t* step) {
   auto* ctx = static_cast<BuildContext*>(b->ctx);
