@@ -1,6 +1,8 @@
 #include "algorithm_case.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -179,6 +181,34 @@ hcomm_comm_view_t comm_view(int nranks, int rank, const View& view) {
   return comm;
 }
 
+namespace {
+
+// The selector of a view, made once per distinct view: its score map and
+// its groups' are the costly part of a build with parts. It keeps its own
+// copy of the view's node_of.
+const algorithm::Selector& selector_for(const hcomm_comm_view_t& view) {
+  struct Entry {
+    std::vector<int> node_of;
+    std::unique_ptr<algorithm::Selector> selector;
+  };
+  static std::map<std::vector<int64_t>, Entry> cache;
+  const int nodes = view.node_of ? view.nranks : 0;
+  std::vector<int64_t> key = {view.rank, view.nranks, view.flags, static_cast<int64_t>(view.window_bytes),
+                              view.nnodes, static_cast<int64_t>(view.chunk_bytes)};
+  for (int r = 0; r < nodes; ++r) key.push_back(view.node_of[r]);
+  Entry& e = cache[key];
+  if (!e.selector) {
+    e.node_of.assign(view.node_of, view.node_of + nodes);
+    hcomm_comm_view_t copy = view;
+    copy.node_of = view.node_of ? e.node_of.data() : nullptr;
+    e.selector = std::make_unique<algorithm::Selector>(copy, std::vector<algorithm::TuneRule>{},
+                                                       AlgorithmPlugins::get().algorithms());
+  }
+  return *e.selector;
+}
+
+}  // namespace
+
 TestBuilder::TestBuilder(RankSchedule& out, const Chunking& chunking, bool reject, const hcomm_comm_view_t* view)
     : out_(out), chunking_(chunking), reject_(reject), view_(view) {
   c_.ctx = this;
@@ -198,11 +228,8 @@ TestBuilder::TestBuilder(RankSchedule& out, const Chunking& chunking, bool rejec
   c_.add_coll = [](hcomm_schedule_builder_t* b, const hcomm_coll_part_t* part) {
     auto* self = static_cast<TestBuilder*>(b->ctx);
     if (self->reject_ || !self->view_ || !part) return int32_t{-1};
-    if (!self->selector_)
-      self->selector_ = std::make_unique<algorithm::Selector>(*self->view_, std::vector<algorithm::TuneRule>{},
-                                                              AlgorithmPlugins::get().algorithms());
     try {
-      return self->selector_->add_part(*part, self->out_.steps, self->composition_, 0);
+      return selector_for(*self->view_).add_part(*part, self->out_.steps, self->composition_, 0);
     } catch (const std::exception& e) {
       plugin_error_text() = e.what();
       return int32_t{-1};

@@ -126,7 +126,6 @@ class TestBuilder {
   const Chunking& chunking_;
   bool reject_;
   const hcomm_comm_view_t* view_;
-  std::unique_ptr<algorithm::Selector> selector_;
   algorithm::Composition composition_;
   hcomm_schedule_builder_t c_{};
 };
