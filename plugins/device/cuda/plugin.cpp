@@ -5,6 +5,7 @@
 // is linked statically, so that the plugin needs only the driver; without a
 // driver or a device it loads and reports no device.
 #include <cuda_runtime_api.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <string>
@@ -59,7 +60,18 @@ hcomm_result_t init(const hcomm_plugin_services_t* services) {
   return HCOMM_SUCCESS;
 }
 
+// A machine without NVIDIA's device nodes (or WSL's /dev/dxg) has no device
+// to find: the runtime is then never started, so that processes there carry
+// none of it.
+bool driver_present() {
+  return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0 || access("/dev/dxg", F_OK) == 0;
+}
+
 int device_count() {
+  if (!driver_present()) {
+    g_services.set_error("cuda: no NVIDIA device nodes (/dev/nvidiactl): no driver or no GPU here");
+    return 0;
+  }
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
