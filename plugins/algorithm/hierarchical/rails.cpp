@@ -119,8 +119,22 @@ void rail_layout(const Rails& rails, const Packing& packing, size_t es, std::vec
 
 hcomm_bufref_t scratch(uint64_t offset) { return at(HCOMM_BUF_SCRATCH, offset); }
 
-// The segments a call of `bytes` is cut into, as hier_ring allreduce's.
-uint32_t segments(ScheduleWriter& out, uint64_t bytes, size_t es) { return segments_for(out.chunks(bytes, es)); }
+// Builds `segment(h, pieces, s, base, out)` for each segment of the call's
+// `blocks`, as many as hier_ring allreduce cuts a message of their bytes
+// into, their packings one after the other in SCRATCH; each returns where
+// its packing ends. One segment's rails then run while the next one's host
+// part and the previous one's do.
+template <class Segment>
+void build_in_segments(const HierCall& h, const plugin::BlockLayout& blocks, Segment segment, ScheduleWriter& out) {
+  const Call& call = h.call;
+  const uint64_t total = blocks.total_bytes();
+  if (total == 0) return;
+  out.need_scratch(total);
+  const uint32_t nsegments = segments_for(out.chunks(total, call.args.dtype_size));
+  uint64_t base = 0;
+  for (uint32_t s = 0; s < nsegments; ++s)
+    base = segment(h, Pieces(blocks, call.nranks, call.args.dtype_size, s, nsegments), s, base, out);
+}
 
 // One segment of the allgather, its pieces packed from `base`; returns where
 // its packing ends.
@@ -180,18 +194,8 @@ uint64_t build_allgather_segment(const HierCall& h, const Pieces& pieces, uint32
   return packing.end;
 }
 
-// Segments, as hier_ring allreduce's, so that one segment's rails run while
-// the next one gathers inside the hosts and the one before spreads.
 void build_allgather(const HierCall& h, ScheduleWriter& out) {
-  const Call& call = h.call;
-  const plugin::BlockLayout blocks = plugin::BlockLayout::recv(call.args, call.nranks);
-  const uint64_t total = blocks.total_bytes();
-  if (total == 0) return;
-  out.need_scratch(total);
-  const uint32_t nsegments = segments(out, total, call.args.dtype_size);
-  uint64_t base = 0;
-  for (uint32_t s = 0; s < nsegments; ++s)
-    base = build_allgather_segment(h, Pieces(blocks, call.nranks, call.args.dtype_size, s, nsegments), s, base, out);
+  build_in_segments(h, plugin::BlockLayout::recv(h.call.args, h.call.nranks), build_allgather_segment, out);
 }
 
 void build_allgatherv(const HierCall& h, ScheduleWriter& out) {
@@ -253,16 +257,7 @@ uint64_t build_reduce_scatter_segment(const HierCall& h, const Pieces& pieces, u
 }
 
 void build_reduce_scatter(const HierCall& h, ScheduleWriter& out) {
-  const Call& call = h.call;
-  const plugin::BlockLayout blocks = plugin::BlockLayout::send(call.args, call.nranks);
-  const uint64_t total = blocks.total_bytes();
-  if (total == 0) return;
-  out.need_scratch(total);
-  const uint32_t nsegments = segments(out, total, call.args.dtype_size);
-  uint64_t base = 0;
-  for (uint32_t s = 0; s < nsegments; ++s)
-    base = build_reduce_scatter_segment(h, Pieces(blocks, call.nranks, call.args.dtype_size, s, nsegments), s, base,
-                                        out);
+  build_in_segments(h, plugin::BlockLayout::send(h.call.args, h.call.nranks), build_reduce_scatter_segment, out);
 }
 
 void build_reduce_scatter_v(const HierCall& h, ScheduleWriter& out) {

@@ -1,9 +1,8 @@
 // Recursive doubling: log2 p rounds in which partners exchange all they hold,
 // the fewest messages for a latency-bound call. A non-power-of-two
 // communicator folds onto p ranks first and unfolds after (the allreduce:
-// common/doubling.hpp, shared with the hierarchical leaders; the allgather:
-// hypercube.hpp).
-#include "common/doubling.hpp"
+// doubling.hpp; the allgather: hypercube.hpp).
+#include "doubling.hpp"
 #include "common/services.hpp"
 #include "hypercube.hpp"
 #include "recursive.hpp"

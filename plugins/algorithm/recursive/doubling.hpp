@@ -1,5 +1,5 @@
-// Recursive doubling allreduce over a group of ranks, the schedule the
-// recursive plugin's allreduce is and the hierarchical plugin's leaders run.
+// Recursive doubling allreduce over a group of ranks: the schedule of the
+// recursive plugin's allreduce.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "common/doubling.hpp"
+#include "doubling.hpp"
 
 #include <numeric>
 
