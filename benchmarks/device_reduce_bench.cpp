@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/common/names.hpp"
 #include "core/plugin/loader.hpp"
 #include "core/plugin/services.hpp"
 #include "hcomm/hcomm.h"
@@ -30,15 +31,6 @@ void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
   std::exit(1);
-}
-
-size_t size_of(hcomm_dtype_t t) {
-  switch (t) {
-    case HCOMM_INT8: case HCOMM_UINT8: return 1;
-    case HCOMM_FLOAT16: case HCOMM_BFLOAT16: return 2;
-    case HCOMM_INT32: case HCOMM_UINT32: case HCOMM_FLOAT32: return 4;
-    default: return 8;
-  }
 }
 
 }  // namespace
@@ -91,16 +83,16 @@ int main(int argc, char** argv) {
     for (int t = 0; t < HCOMM_NUM_DTYPES; ++t) dtypes.push_back(static_cast<hcomm_dtype_t>(t));
   }
   for (hcomm_dtype_t t : dtypes) {
-    const size_t count = bytes / size_of(t);
+    const size_t count = bytes / hcomm::dtype_size(t);
     std::vector<double> reduce_ms, copy_ms;
     for (int run = -1; run < kRuns; ++run) {  // run -1 warms up
       const double r = time_ms([&] { dev->reduce(t, HCOMM_SUM, d, a, b, count, 1, stream); });
-      const double c = time_ms([&] { dev->copy(d, a, count * size_of(t), stream); });
+      const double c = time_ms([&] { dev->copy(d, a, count * hcomm::dtype_size(t), stream); });
       if (run >= 0) reduce_ms.push_back(r), copy_ms.push_back(c);
     }
     std::sort(reduce_ms.begin(), reduce_ms.end());
     std::sort(copy_ms.begin(), copy_ms.end());
-    const double gb = static_cast<double>(count * size_of(t)) / 1e9;
+    const double gb = static_cast<double>(count * hcomm::dtype_size(t)) / 1e9;
     const double reduce_rate = 3 * gb / (reduce_ms[kRuns / 2] / 1e3), copy_rate = 2 * gb / (copy_ms[kRuns / 2] / 1e3);
     std::printf("  %-9s %12.1f %12.1f %10.3f\n", hcomm_dtype_name(t), reduce_rate, copy_rate, reduce_rate / copy_rate);
   }

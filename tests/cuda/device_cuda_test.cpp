@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/common/names.hpp"
 #include "core/device/reduce.hpp"
 #include "core/plugin/loader.hpp"
 #include "core/plugin/services.hpp"
@@ -103,22 +104,13 @@ TEST_F(CudaDevice, CopiesBothWays) {
   }
 }
 
-size_t size_of(hcomm_dtype_t t) {
-  switch (t) {
-    case HCOMM_INT8: case HCOMM_UINT8: return 1;
-    case HCOMM_FLOAT16: case HCOMM_BFLOAT16: return 2;
-    case HCOMM_INT32: case HCOMM_UINT32: case HCOMM_FLOAT32: return 4;
-    default: return 8;
-  }
-}
-
 // Random elements: integers any bits; floats of both signs over a few
 // magnitudes, with zeros of both signs among them.
 std::vector<uint8_t> random_elements(hcomm_dtype_t t, size_t count, std::mt19937_64& rng) {
-  std::vector<uint8_t> out(count * size_of(t));
+  std::vector<uint8_t> out(count * dtype_size(t));
   std::uniform_real_distribution<double> value(-1000.0, 1000.0);
   for (size_t i = 0; i < count; ++i) {
-    uint8_t* at = out.data() + i * size_of(t);
+    uint8_t* at = out.data() + i * dtype_size(t);
     const double v = i % 17 == 0 ? (i % 2 ? -0.0 : 0.0) : value(rng) / (1 + i % 5);
     if (t == HCOMM_FLOAT32) {
       const float f = static_cast<float>(v);
@@ -133,7 +125,7 @@ std::vector<uint8_t> random_elements(hcomm_dtype_t t, size_t count, std::mt19937
       std::memcpy(at, &h, 2);
     } else {
       const uint64_t bits = rng();
-      std::memcpy(at, &bits, size_of(t));
+      std::memcpy(at, &bits, dtype_size(t));
     }
   }
   return out;
@@ -156,7 +148,7 @@ TEST_F(CudaDevice, ReductionsMatchTheCpuKernels) {
       for (const Shape& s : shapes) {
         const auto dtype = static_cast<hcomm_dtype_t>(t);
         const auto op = static_cast<hcomm_op_t>(o);
-        const size_t es = size_of(dtype), bytes = s.count * es, skew = s.skew * es;
+        const size_t es = dtype_size(dtype), bytes = s.count * es, skew = s.skew * es;
         SCOPED_TRACE(std::string(hcomm_dtype_name(dtype)) + " " + hcomm_op_name(op) + " count " +
                      std::to_string(s.count) + " skew " + std::to_string(s.skew) + (s.in_place ? " in place" : "") +
                      " divisor " + std::to_string(s.divisor));
