@@ -95,21 +95,25 @@ hcomm_coll_args_t allreduce_args(size_t count) {
           .mem_kind = HCOMM_MEM_HOST};
 }
 
+// A part of `args` over `ranks`, its SEND and RECV the schedule's own, id 0,
+// no flags and no dependencies; tests change what they need.
+hcomm_coll_part_t part_over(const std::vector<int>& ranks, const hcomm_coll_args_t* args) {
+  return {.size = sizeof(hcomm_coll_part_t),
+          .args = args,
+          .ranks = ranks.data(),
+          .nranks = static_cast<int>(ranks.size()),
+          .send = {HCOMM_BUF_SEND, 0},
+          .recv = {HCOMM_BUF_RECV, 0}};
+}
+
 TEST(CheckPart, BadPartsAreNamed) {
   const hcomm_comm_view_t whole = whole_view(0);
   const hcomm_coll_args_t args = allreduce_args(10);
   const std::vector<int> ranks = {0, 1};
   const int32_t deps[HCOMM_STEP_MAX_DEPS + 1] = {};
-  const hcomm_coll_part_t good = {.size = sizeof(hcomm_coll_part_t),
-                                  .args = &args,
-                                  .ranks = ranks.data(),
-                                  .nranks = 2,
-                                  .send = {HCOMM_BUF_SEND, 0},
-                                  .recv = {HCOMM_BUF_RECV, 0},
-                                  .id = 0,
-                                  .flags = 0,
-                                  .deps = deps,
-                                  .ndeps = 1};
+  hcomm_coll_part_t good = part_over(ranks, &args);
+  good.deps = deps;
+  good.ndeps = 1;
   EXPECT_NO_THROW(check_part(good, whole, 1));
   const struct {
     const char* named;
@@ -169,16 +173,12 @@ TEST(Composition, APartsStepsAreRenamedIntoTheWhole) {
   const std::vector<int> ranks = {4, 2};
   const hcomm_coll_args_t args = allreduce_args(8);
   const int32_t before = 0;
-  const hcomm_coll_part_t part = {.size = sizeof(hcomm_coll_part_t),
-                                  .args = &args,
-                                  .ranks = ranks.data(),
-                                  .nranks = 2,
-                                  .send = {HCOMM_BUF_RECV, 100},
-                                  .recv = {HCOMM_BUF_SCRATCH, 0},
-                                  .id = 3,
-                                  .flags = 0,
-                                  .deps = &before,
-                                  .ndeps = 1};
+  hcomm_coll_part_t part = part_over(ranks, &args);
+  part.send = {HCOMM_BUF_RECV, 100};
+  part.recv = {HCOMM_BUF_SCRATCH, 0};
+  part.id = 3;
+  part.deps = &before;
+  part.ndeps = 1;
   std::vector<hcomm_step_t> steps(1, hcomm_step_t{.kind = HCOMM_STEP_COPY, .nchunks = 1});
   Composition composition;
   const int32_t end = composition.add(steps, part, two_rank_part());
@@ -211,14 +211,8 @@ TEST(Composition, APartsStepsAreRenamedIntoTheWhole) {
 TEST(Composition, FinishingAndLastPartsKeepTheirFlags) {
   const std::vector<int> ranks = {0, 1};
   const hcomm_coll_args_t args = allreduce_args(8);
-  const hcomm_coll_part_t part = {.size = sizeof(hcomm_coll_part_t),
-                                  .args = &args,
-                                  .ranks = ranks.data(),
-                                  .nranks = 2,
-                                  .send = {HCOMM_BUF_SEND, 0},
-                                  .recv = {HCOMM_BUF_RECV, 0},
-                                  .id = 0,
-                                  .flags = HCOMM_PART_FINISHES | HCOMM_PART_LAST};
+  hcomm_coll_part_t part = part_over(ranks, &args);
+  part.flags = HCOMM_PART_FINISHES | HCOMM_PART_LAST;
   std::vector<hcomm_step_t> steps;
   Composition composition;
   EXPECT_EQ(composition.add(steps, part, two_rank_part()), 2);
@@ -231,12 +225,7 @@ TEST(Composition, FinishingAndLastPartsKeepTheirFlags) {
 TEST(Composition, AnEmptyPartEndsAtOnce) {
   const std::vector<int> ranks = {0};
   const hcomm_coll_args_t args = allreduce_args(0);
-  const hcomm_coll_part_t part = {.size = sizeof(hcomm_coll_part_t),
-                                  .args = &args,
-                                  .ranks = ranks.data(),
-                                  .nranks = 1,
-                                  .send = {HCOMM_BUF_SEND, 0},
-                                  .recv = {HCOMM_BUF_RECV, 0}};
+  const hcomm_coll_part_t part = part_over(ranks, &args);
   std::vector<hcomm_step_t> steps;
   Composition composition;
   exec::Schedule empty;
@@ -248,12 +237,7 @@ TEST(Composition, AnEmptyPartEndsAtOnce) {
 TEST(Composition, MappedStepsAndWideMatchesAreRefused) {
   const std::vector<int> ranks = {0, 1};
   const hcomm_coll_args_t args = allreduce_args(8);
-  const hcomm_coll_part_t part = {.size = sizeof(hcomm_coll_part_t),
-                                  .args = &args,
-                                  .ranks = ranks.data(),
-                                  .nranks = 2,
-                                  .send = {HCOMM_BUF_SEND, 0},
-                                  .recv = {HCOMM_BUF_RECV, 0}};
+  const hcomm_coll_part_t part = part_over(ranks, &args);
   for (const auto& [spoil, named] : std::vector<std::pair<void (*)(hcomm_step_t&), std::string>>{
            {[](hcomm_step_t& s) { s.kind = HCOMM_STEP_LOAD; }, "mapped-memory step"},
            {[](hcomm_step_t& s) { s.match = 1u << 16; }, "not below 2^16"},
@@ -297,13 +281,8 @@ hcomm_result_t halves_build(const hcomm_coll_args_t* a, const hcomm_comm_view_t*
   const bool low = c->rank < c->nranks / 2;
   for (int r = 0; r < c->nranks; ++r)
     if ((r < c->nranks / 2) == low) mine.push_back(r);
-  const hcomm_coll_part_t part = {.size = sizeof(hcomm_coll_part_t),
-                                  .args = a,
-                                  .ranks = mine.data(),
-                                  .nranks = static_cast<int>(mine.size()),
-                                  .send = {HCOMM_BUF_SEND, 0},
-                                  .recv = {HCOMM_BUF_RECV, 0},
-                                  .id = 7};
+  hcomm_coll_part_t part = part_over(mine, a);
+  part.id = 7;
   b->need_scratch(b, 8);
   return b->add_coll(b, &part) < 0 ? HCOMM_ERR_INTERNAL : HCOMM_SUCCESS;
 }
@@ -312,12 +291,7 @@ hcomm_result_t halves_build(const hcomm_coll_args_t* a, const hcomm_comm_view_t*
 hcomm_result_t itself_build(const hcomm_coll_args_t* a, const hcomm_comm_view_t* c, hcomm_schedule_builder_t* b) {
   std::vector<int> all;
   for (int r = 0; r < c->nranks; ++r) all.push_back(r);
-  const hcomm_coll_part_t part = {.size = sizeof(hcomm_coll_part_t),
-                                  .args = a,
-                                  .ranks = all.data(),
-                                  .nranks = c->nranks,
-                                  .send = {HCOMM_BUF_SEND, 0},
-                                  .recv = {HCOMM_BUF_RECV, 0}};
+  const hcomm_coll_part_t part = part_over(all, a);
   return b->add_coll(b, &part) < 0 ? HCOMM_ERR_INTERNAL : HCOMM_SUCCESS;
 }
 
