@@ -55,18 +55,18 @@ void check_completion(const char* fn, const Completion& how) {
   if (how.request) *how.request = nullptr;
 }
 
-const device::Accelerator* device_buffers_of(const char* fn, const Completion& how,
-                                             std::initializer_list<const void*> buffers) {
+DeviceBuffers device_buffers_of(const char* fn, const Completion& how, std::initializer_list<const void*> buffers) {
   const device::Accelerator* accelerator = device::Accelerator::get();
-  for (const void* b : buffers)
-    if (accelerator->owns(b)) {
-      if (how.nonblocking)
-        HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                    "%s: a buffer is %s device memory, which nonblocking calls do not take yet; use the blocking form",
-                    fn, accelerator->name());
-      return accelerator;
-    }
-  return nullptr;
+  DeviceBuffers out;
+  int i = 0;
+  for (const void* b : buffers) out.on_device |= uint32_t{accelerator->owns(b)} << i++;
+  if (!out.on_device) return out;
+  if (how.nonblocking)
+    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                "%s: a buffer is %s device memory, which nonblocking calls do not take yet; use the blocking form", fn,
+                accelerator->name());
+  out.accelerator = accelerator;
+  return out;
 }
 
 hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how) {

@@ -47,15 +47,19 @@ constexpr Completion nonblocking(hcomm_request_t* request) { return {nullptr, re
 
 // Checks the stream or request argument and clears *request.
 void check_completion(const char* fn, const Completion& how);
-// The accelerator whose memory one of `buffers` is, or nullptr where all
-// are host memory (no device plugin with a device: nullptr at once). Such
+// Which of a call's buffers are device memory, each asked once. Such
 // buffers are staged through host memory, which a blocking call does around
-// its operation: a nonblocking or stream-ordered one gets HCOMM_ERR_UNSUPPORTED.
-const device::Accelerator* device_buffers_of(const char* fn, const Completion& how,
-                                             std::initializer_list<const void*> buffers);
-inline const device::Accelerator* device_buffers(const char* fn, const Completion& how,
-                                                 std::initializer_list<const void*> buffers) {
-  return device::Accelerator::get() ? device_buffers_of(fn, how, buffers) : nullptr;
+// its operation: a nonblocking one gets HCOMM_ERR_UNSUPPORTED.
+struct DeviceBuffers {
+  const device::Accelerator* accelerator = nullptr;  // null: all are host memory
+  uint32_t on_device = 0;                            // bit i: buffers[i]
+  bool has(int i) const { return (on_device >> i) & 1u; }
+};
+DeviceBuffers device_buffers_of(const char* fn, const Completion& how, std::initializer_list<const void*> buffers);
+// Without a device plugin that has a device: all host memory, at once.
+inline DeviceBuffers device_buffers(const char* fn, const Completion& how,
+                                    std::initializer_list<const void*> buffers) {
+  return device::Accelerator::get() ? device_buffers_of(fn, how, buffers) : DeviceBuffers{};
 }
 // Waits for `op` (blocking form) or hands it back as *how.request.
 hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how);

@@ -141,12 +141,13 @@ void check_buffers(const char* fn, const Call& c, uint64_t send_bytes, uint64_t 
 // buffer is one region, staged whole; a receive layout with displacements
 // is copied in too, so that its gaps come back as they were.
 hcomm_result_t staged(comm::Communicator& c, const hcomm_coll_args_t& args, const Call& call, uint64_t send_bytes,
-                      uint64_t recv_bytes, const device::Accelerator& accelerator, const Completion& how) {
+                      uint64_t recv_bytes, const DeviceBuffers& staged_buffers, const Completion& how) {
+  const device::Accelerator& accelerator = *staged_buffers.accelerator;
   auto* send = static_cast<const uint8_t*>(send_bytes ? call.send : call.recv);
   auto* recv = static_cast<uint8_t*>(call.recv);
   const uint8_t* host_send = send;
   uint8_t* host_recv = recv;
-  const bool recv_on_device = recv_bytes && accelerator.owns(recv);
+  const bool recv_on_device = recv_bytes && staged_buffers.has(1);
   if (args.in_place && send_bytes && recv_bytes) {
     const uint8_t* lo = std::min<const uint8_t*>(send, recv);
     const uint8_t* hi = std::max<const uint8_t*>(send + send_bytes, recv + recv_bytes);
@@ -161,7 +162,7 @@ hcomm_result_t staged(comm::Communicator& c, const hcomm_coll_args_t& args, cons
     }
     if (!send_bytes) {
       host_send = host_recv;
-    } else if (accelerator.owns(send)) {
+    } else if (staged_buffers.has(0)) {
       auto* staged_send = static_cast<uint8_t*>(accelerator.staging(send_bytes, 0));
       accelerator.copy(staged_send, send, send_bytes);
       host_send = staged_send;
@@ -196,8 +197,8 @@ hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Co
     const uint64_t send_bytes = algorithm::send_bytes(args, c.size(), c.rank());
     const uint64_t recv_bytes = algorithm::recv_bytes(args, c.size(), c.rank());
     check_buffers(fn, call, send_bytes, recv_bytes, inplace, shape);
-    if (const device::Accelerator* accelerator = device_buffers(fn, how, {call.send, call.recv}))
-      return staged(c, args, call, send_bytes, recv_bytes, *accelerator, how);
+    if (const DeviceBuffers on_device = device_buffers(fn, how, {call.send, call.recv}); on_device.accelerator)
+      return staged(c, args, call, send_bytes, recv_bytes, on_device, how);
     // Where this rank reads no sendbuf, SEND resolves to RECV.
     return complete(c, c.start(args, send_bytes ? call.send : call.recv, call.recv), how);
   });

@@ -21,7 +21,7 @@ hcomm_result_t p2p(const char* fn, bool sending, void* buf, size_t count, hcomm_
     // A point-to-point call's args name the peer as root.
     const hcomm_coll_args_t args = make_args(HCOMM_COLL_SENDRECV, count, dtype, HCOMM_SUM, peer);
     auto start = [&](void* b) { return sending ? c.send(args, b, tag) : c.recv(args, b, tag); };
-    const device::Accelerator* accelerator = bytes ? device_buffers(fn, how, {buf}) : nullptr;
+    const device::Accelerator* accelerator = bytes ? device_buffers(fn, how, {buf}).accelerator : nullptr;
     if (!accelerator) return complete(c, start(buf), how);
     void* host = accelerator->staging(bytes, 0);
     if (sending) accelerator->copy(host, buf, bytes);
