@@ -22,14 +22,19 @@ hcomm_step_t empty_step() {
           .nchunks = 1};
 }
 
-// The buffer references a step of each kind uses.
-std::vector<hcomm_bufref_t hcomm_step_t::*> used_refs(uint32_t kind) {
+// The buffer references a step of each message or local kind uses.
+using RefField = hcomm_bufref_t hcomm_step_t::*;
+std::span<const RefField> used_refs(uint32_t kind) {
+  static constexpr RefField kSrc[] = {&hcomm_step_t::src};
+  static constexpr RefField kDst[] = {&hcomm_step_t::dst};
+  static constexpr RefField kSrcDst[] = {&hcomm_step_t::src, &hcomm_step_t::dst};
+  static constexpr RefField kAll[] = {&hcomm_step_t::src, &hcomm_step_t::src2, &hcomm_step_t::dst};
   switch (kind) {
-    case HCOMM_STEP_SEND: return {&hcomm_step_t::src};
-    case HCOMM_STEP_RECV: return {&hcomm_step_t::dst};
+    case HCOMM_STEP_SEND: return kSrc;
+    case HCOMM_STEP_RECV: return kDst;
     case HCOMM_STEP_RECV_REDUCE:
-    case HCOMM_STEP_COPY: return {&hcomm_step_t::src, &hcomm_step_t::dst};
-    case HCOMM_STEP_REDUCE: return {&hcomm_step_t::src, &hcomm_step_t::src2, &hcomm_step_t::dst};
+    case HCOMM_STEP_COPY: return kSrcDst;
+    case HCOMM_STEP_REDUCE: return kAll;
     default: return {};
   }
 }
@@ -141,7 +146,7 @@ int32_t Composition::add(std::vector<hcomm_step_t>& steps, const hcomm_coll_part
       t.peer = part.ranks[s.peer];
       t.match = (part.id + 1) << kPartMatchBits | s.match;
     }
-    for (hcomm_bufref_t hcomm_step_t::*field : used_refs(s.kind)) {
+    for (RefField field : used_refs(s.kind)) {
       hcomm_bufref_t& ref = t.*field;
       switch (ref.buffer) {
         case HCOMM_BUF_SEND: ref = {.buffer = part.send.buffer, .offset = part.send.offset + ref.offset}; break;
