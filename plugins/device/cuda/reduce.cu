@@ -37,22 +37,15 @@ __device__ T multiply(T a, T b) {
   }
 }
 
-// IEEE 754-2019 minimum and maximum: NaN where either is NaN; -0 < +0.
-template <class T>
-__device__ T minimum(T a, T b) {
+// IEEE 754-2019 minimum (kMax false) and maximum: NaN where either is NaN;
+// -0 < +0.
+template <bool kMax, class T>
+__device__ T extremum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if (isnan(a) || isnan(b)) return a + b;
-    if (a == b) return signbit(a) ? a : b;
+    if (a == b) return (signbit(a) != 0) == kMax ? b : a;
   }
-  return b < a ? b : a;
-}
-template <class T>
-__device__ T maximum(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (isnan(a) || isnan(b)) return a + b;
-    if (a == b) return signbit(a) ? b : a;
-  }
-  return a < b ? b : a;
+  return (kMax ? a < b : b < a) ? b : a;
 }
 
 // Integers truncate toward zero; 64-bit ones divide as they are.
@@ -97,8 +90,8 @@ __device__ typename F::Stored combine(typename F::Stored x, typename F::Stored y
   M r;
   if constexpr (kOp == HCOMM_SUM || kOp == HCOMM_AVG) r = add(a, b);
   if constexpr (kOp == HCOMM_PROD) r = multiply(a, b);
-  if constexpr (kOp == HCOMM_MIN) r = minimum(a, b);
-  if constexpr (kOp == HCOMM_MAX) r = maximum(a, b);
+  if constexpr (kOp == HCOMM_MIN) r = extremum<false>(a, b);
+  if constexpr (kOp == HCOMM_MAX) r = extremum<true>(a, b);
   if constexpr (kOp == HCOMM_AVG) {
     if (divisor > 1) r = divide(r, divisor);
   }
