@@ -46,8 +46,8 @@ std::string describe(const exec::Agreement& a) {
 
 }  // namespace
 
-ArgumentCheck::ArgumentCheck(int rank, int nranks)
-    : rank_(rank), nranks_(nranks), asked_(nranks, 0), answered_(nranks, -1) {}
+ArgumentCheck::ArgumentCheck(int rank, int nranks, uint64_t comm_id)
+    : rank_(rank), nranks_(nranks), comm_id_(comm_id), asked_(nranks, 0), answered_(nranks, -1) {}
 
 ArgumentCheck::~ArgumentCheck() = default;
 
@@ -79,15 +79,25 @@ void ArgumentCheck::post_receives(links::Links& io) {
   for (int p = 0; p < nranks_; ++p) {
     if (p == rank_ || receives_[p] || gone_[p]) continue;
     try {
-      receives_[p] = io.irecv_standing(p, &inbox_[p], sizeof(Message), exec::kCheckTag);
+      receives_[p] = io.irecv_standing(p, &inbox_[p], sizeof(Message), exec::check_tag(io.context()));
     } catch (const Error&) {
       gone_[p] = 1;  // its link is lost: the communicator's own requests report it
     }
   }
 }
 
+std::shared_ptr<void> ArgumentCheck::leftovers() {
+  if (std::ranges::none_of(receives_, [](void* r) { return r != nullptr; }) && sending_.empty()) return nullptr;
+  struct Leftovers {
+    std::vector<Message> inbox;
+    std::list<Sending> sending;
+  };
+  return std::make_shared<Leftovers>(Leftovers{std::move(inbox_), std::move(sending_)});
+}
+
 void ArgumentCheck::send(links::Links& io, int peer, Kind kind, const std::string& verdict) {
   Sending& s = sending_.emplace_back(Sending{.peer = peer, .message = {}});
+  s.message.comm_id = comm_id_;
   s.message.from = rank_;
   s.message.kind = kind;
   s.message.history = history_;
@@ -101,7 +111,7 @@ void ArgumentCheck::progress_sends(links::Links& io) {
     size_t bytes = 0;
     bool done = false;
     try {
-      if (!it->request) it->request = io.isend(it->peer, &it->message, sizeof(Message), exec::kCheckTag);
+      if (!it->request) it->request = io.isend(it->peer, &it->message, sizeof(Message), exec::check_tag(io.context()));
       done = it->request && io.test(it->peer, it->request, &bytes);
     } catch (const Error&) {
       done = true;  // its link is lost: nobody to tell
@@ -165,6 +175,7 @@ void ArgumentCheck::take(links::Links& io) {
     }
     receives_[p] = nullptr;
     const Message& m = inbox_[p];
+    if (bytes == sizeof(Message) && m.comm_id != comm_id_) continue;  // an earlier communicator's, posted again below
     if (bytes != sizeof(Message) || m.from != p)
       HCOMM_THROW(HCOMM_ERR_REMOTE,
                   "rank %d sent an argument check of %zu bytes that this rank cannot read: use the "

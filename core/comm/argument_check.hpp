@@ -10,7 +10,7 @@
 // tags, so that messages of calls that differ never match, and in its mapped
 // signals, whose waits compare it (exec::MappedCall). A call that differs
 // thus stops rather than mixing data; the ranks then tell each other what
-// they called, in messages of exec::kCheckTag holding their last calls'
+// they called, in messages of exec::check_tag holding their last calls'
 // agreements, and fail naming both ranks' arguments:
 //   - a rank that waited kProbeAfter without progress asks the peers it
 //     waits on (at most one question in flight per peer);
@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,10 @@ namespace hcomm::comm {
 
 class ArgumentCheck {
  public:
-  ArgumentCheck(int rank, int nranks);
+  // `comm_id`: the same on every rank of the communicator and unlike other
+  // communicators': a message of another (one that used the same tag
+  // context on shared connections before) is dropped.
+  ArgumentCheck(int rank, int nranks, uint64_t comm_id);
   ~ArgumentCheck();
   ArgumentCheck(const ArgumentCheck&) = delete;
   ArgumentCheck& operator=(const ArgumentCheck&) = delete;
@@ -69,6 +73,9 @@ class ArgumentCheck {
   // A mapped wait saw another signature from `peer` in call `seq`: asks it
   // and waits up to `seconds` for its answer. Always throws.
   [[noreturn]] void resolve(links::Links& io, int peer, uint32_t seq, double seconds);
+  // What its receives and sends in flight read and write, when any are, for
+  // links whose connections outlive the communicator (Links::leave).
+  std::shared_ptr<void> leftovers();
 
  private:
   static constexpr uint32_t kHistory = 16;
@@ -79,8 +86,9 @@ class ArgumentCheck {
     exec::Agreement agreement;
   };
   enum Kind : uint32_t { kQuestion = 1, kAnswer = 2, kVerdict = 3 };
-  // A message of exec::kCheckTag.
+  // A message of exec::check_tag.
   struct Message {
+    uint64_t comm_id = 0;
     int32_t from = -1;
     uint32_t kind = 0;
     std::array<Entry, kHistory> history;
@@ -107,6 +115,7 @@ class ArgumentCheck {
   [[noreturn]] void fail(links::Links& io, const std::string& text);
 
   int rank_, nranks_;
+  uint64_t comm_id_;
   uint64_t chain_ = 0;
   std::array<Entry, kHistory> history_{};
   // Per peer: its posted receive (standing, posted at the first probe),

@@ -4,6 +4,7 @@
 #include <sys/random.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -49,6 +50,18 @@ std::string rank_list(const std::vector<int>& ranks) {
   return out;
 }
 
+// An id the ranks of a communicator share, unlike other communicators'.
+uint64_t agree_on_id(bootstrap::Bootstrap& bootstrap) {
+  uint64_t mine = 0;
+  if (getrandom(&mine, sizeof mine, 0) != static_cast<ssize_t>(sizeof mine))
+    HCOMM_THROW(HCOMM_ERR_SYSTEM, "getrandom failed: %s", strerror(errno));
+  std::vector<uint64_t> all(bootstrap.size());
+  bootstrap.allgather(&mine, sizeof mine, all.data());
+  uint64_t id = 0;
+  for (uint64_t x : all) id = (id ^ x) * 0x9E3779B97F4A7C15ull;
+  return id;
+}
+
 std::array<uint8_t, 16> random_bytes() {
   std::array<uint8_t, 16> key{};
   if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size()))
@@ -58,24 +71,18 @@ std::array<uint8_t, 16> random_bytes() {
 
 }  // namespace
 
-Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, const Config& config)
+Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, const Config& config,
+                           const Parent* parent)
     : bootstrap_(std::move(bootstrap)),
       rank_(bootstrap_->rank()),
       size_(bootstrap_->size()),
       config_(config),
-      check_(rank_, size_),
+      check_(rank_, size_, agree_on_id(*bootstrap_)),
       topology_(topology::gather(*bootstrap_)),
       oversubscribed_(host_oversubscribed(static_cast<int>(topology_.host_ranks(topology_.host_of().at(rank_)).size()),
                                           bootstrap_->locality())) {
   const log::RankScope scope(rank_);
-  // The key that authenticates this communicator's transport connections:
-  // derived from the job's secret and rank 0's fresh nonce, so it never travels.
-  const std::array<uint8_t, 16> nonce = random_bytes();
-  std::vector<uint8_t> nonces(nonce.size() * size_);
-  bootstrap_->allgather(nonce.data(), nonce.size(), nonces.data());
-  const std::array<uint8_t, 16> key = bootstrap_->derive_key(nonces.data(), nonce.size());
-
-  links_ = std::make_unique<links::Links>(*bootstrap_, key, topology_, config_.transports, config_.timeout_s);
+  links_ = make_links(parent);
   idle_wait_ = std::make_unique<exec::IdleWait>(*links_, oversubscribed_);
   log_topology();
   std::vector<hcomm_link_score_t> scores(size_);
@@ -99,6 +106,30 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
   schedules_->log_score_map();
   bootstrap_->barrier();
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
+}
+
+std::unique_ptr<links::Links> Communicator::make_links(const Parent* parent) {
+  uint32_t offer = 0;  // the contexts this rank could take, when it may share
+  if (parent && config_.split_share && parent->links.connections().transports() == config_.transports)
+    offer = parent->links.connections().free_contexts();
+  std::vector<uint32_t> offers(size_);
+  bootstrap_->allgather(&offer, sizeof offer, offers.data());
+  for (uint32_t o : offers) offer &= o;
+  if (offer)
+    return std::make_unique<links::Links>(parent->links, parent->members, std::countr_zero(offer), *bootstrap_,
+                                          topology_);
+  if (parent && config_.split_share)
+    HCOMM_INFO(INIT, "rank %d: the new communicator connects anew (%s)", rank_,
+               parent->links.connections().transports() != config_.transports
+                   ? "its transports differ from its parent's"
+                   : "no tag context of the parent's connections is free on every member");
+  // The key that authenticates this communicator's transport connections:
+  // derived from the job's secret and rank 0's fresh nonce, so it never travels.
+  const std::array<uint8_t, 16> nonce = random_bytes();
+  std::vector<uint8_t> nonces(nonce.size() * size_);
+  bootstrap_->allgather(nonce.data(), nonce.size(), nonces.data());
+  const std::array<uint8_t, 16> key = bootstrap_->derive_key(nonces.data(), nonce.size());
+  return std::make_unique<links::Links>(*bootstrap_, key, topology_, config_.transports, config_.timeout_s);
 }
 
 bool Communicator::any_rank_oversubscribed() {
@@ -125,15 +156,39 @@ void Communicator::log_topology() const {
 
 const std::string& Communicator::topology_json() {
   const log::RankScope scope(rank_);
-  topology_json_ = json::write(topology::to_json(topology_, links_->all_links()));
+  nlohmann::ordered_json doc = topology::to_json(topology_, links_->all_links());
+  doc["connections"] = {{"inherited", links_->inherited()}, {"tag_context", links_->context()}};
+  topology_json_ = json::write(doc);
   return topology_json_;
 }
 
 Communicator::~Communicator() {
   const log::RankScope scope(rank_);
+  leave_links();
   running_.clear();
   links_.reset();
   bootstrap_->close();
+}
+
+// Another communicator moves data on the same connections after this one is
+// gone, so receives this one posted must not land in freed memory: its
+// operations in flight complete first, and what its standing receives write
+// into outlives it.
+void Communicator::leave_links() {
+  if (links_->sharers() == 1) return;
+  std::string unfinished;
+  while (!running_.empty() && unfinished.empty()) {
+    try {
+      wait(&*running_.front().op);
+    } catch (const Error& e) {
+      unfinished = e.what();  // fail() dropped the rest and stopped the connections
+    }
+  }
+  links_->leave(check_.leftovers(),
+                unfinished.empty() ? ""
+                                   : format("rank %d destroyed a communicator sharing them whose operations did not "
+                                            "complete (%s)",
+                                            rank_, unfinished.c_str()));
 }
 
 void Communicator::check_usable() const {
@@ -150,14 +205,24 @@ void Communicator::fail(const Error& e) {
     } catch (const Error& why) {
       if (why.code() == HCOMM_ERR_INVALID_ARGUMENT) {
         broken_ = why.what();
-        running_.clear();
+        abandon_running();
         throw why;
       }
     }
   }
   broken_ = e.what();
-  running_.clear();
+  abandon_running();
   throw e;
+}
+
+// Operations that will not complete are dropped; where another communicator
+// shares the connections, their receives may still land, so no one may move
+// data on them any more.
+void Communicator::abandon_running() {
+  if (links_->sharers() > 1 && std::ranges::any_of(running_, [](const Running& r) { return !r.op->done(); }))
+    links_->poison(format("rank %d: a communicator sharing them failed with operations in flight (%s)", rank_,
+                          broken_.c_str()));
+  running_.clear();
 }
 
 std::unique_ptr<Communicator> Communicator::split(int color, int key, const Config& config) {
@@ -182,8 +247,10 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Conf
   const int new_rank = static_cast<int>(std::ranges::find(members, rank_) - members.begin());
   HCOMM_INFO(INIT, "rank %d: split with colour %d and key %d: rank %d of %zu", rank_, color, key, new_rank,
              members.size());
+  const Parent parent{*links_, members};
   return std::make_unique<Communicator>(
-      bootstrap::Bootstrap::from_unique_id(ids[members.front()], static_cast<int>(members.size()), new_rank), config);
+      bootstrap::Bootstrap::from_unique_id(ids[members.front()], static_cast<int>(members.size()), new_rank), config,
+      &parent);
 }
 
 void Communicator::force_algorithm(hcomm_coll_t coll, const std::string& algorithm) {
@@ -210,7 +277,8 @@ exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* 
   exec::Buffers buffers{send, recv, scratch ? scratch->data() : nullptr};
   const uint32_t seq = seq_++;
   const uint64_t signature = check_.record(seq, schedule->agreement);
-  return launch(schedule, buffers, seq, exec::collective_tag_base(seq, signature), scratch, std::nullopt, signature);
+  return launch(schedule, buffers, seq, exec::collective_tag_base(seq, signature, links_->context()), scratch,
+                std::nullopt, signature);
 }
 
 exec::Operation* Communicator::send(const hcomm_coll_args_t& args, const void* buf, int tag) {
@@ -227,7 +295,7 @@ exec::Operation* Communicator::start_p2p(bool send, const hcomm_coll_args_t& arg
   const auto& schedule = schedules_->p2p(send, args);
   const uint32_t number = (send ? sent_ : received_)[{args.root, tag}]++;
   const P2P call{.send = send, .peer = args.root, .tag = tag, .number = number, .count = args.count};
-  return launch(schedule, buffers, number, exec::p2p_tag_base(tag, number), nullptr, call);
+  return launch(schedule, buffers, number, exec::p2p_tag_base(tag, number, links_->context()), nullptr, call);
 }
 
 exec::Operation* Communicator::launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers,

@@ -29,8 +29,16 @@ namespace hcomm::comm {
 
 class Communicator {
  public:
+  // The communicator a split makes (see split): `links` are the parent's,
+  // `members` the parent's ranks that are this one's, in order.
+  struct Parent {
+    const links::Links& links;
+    std::vector<int> members;
+  };
+  // `parent`: a split's new communicator, which shares the parent's
+  // connections where config.split_share allows and a tag context is free.
   explicit Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap,
-                        const Config& config = Config::resolve(nullptr));
+                        const Config& config = Config::resolve(nullptr), const Parent* parent = nullptr);
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -62,7 +70,8 @@ class Communicator {
   // The communicator of the ranks that pass `color`, ranked by `key`, then
   // by their rank here; nullptr for HCOMM_SPLIT_NOCOLOR. Collective: its
   // members meet at a rendezvous the first of them starts, whose id reaches
-  // them through this communicator's bootstrap.
+  // them through this communicator's bootstrap; it shares this one's
+  // connections where it can (Parent).
   std::unique_ptr<Communicator> split(int color, int key, const Config& config);
   const Config& config() const { return config_; }
 
@@ -102,10 +111,19 @@ class Communicator {
   // the collectives in flight wait on (`ask`). Throws on a difference.
   void check_arguments(bool ask);
   void log_topology() const;
+  // This communicator's links: the parent's connections under a tag context
+  // that every member has free, when config_ and the parent allow; else
+  // connections of its own. Collective.
+  std::unique_ptr<links::Links> make_links(const Parent* parent);
+  // Before the links go: waits for operations in flight when the links are
+  // shared (their receives would outlive them), and hands the links what
+  // must outlive them.
+  void leave_links();
   // Whether any rank's host is oversubscribed; collective, so that every
   // rank's cost model is the same.
   bool any_rank_oversubscribed();
   [[noreturn]] void fail(const Error& e);
+  void abandon_running();
   [[noreturn]] void blame_oldest(const Error& e);
 
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;

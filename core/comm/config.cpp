@@ -1,6 +1,8 @@
 #include "core/comm/config.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <cstdlib>
 
 #include "core/common/error.hpp"
@@ -39,7 +41,9 @@ Config Config::resolve(const hcomm_config_t* config) {
       HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
                   "hcomm_config_t: version is %u, this library knows 1 to %d: start from HCOMM_CONFIG_INITIALIZER",
                   config->version, HCOMM_CONFIG_VERSION);
-    c = *config;
+    // An older program's struct ends earlier: its missing fields stay unset.
+    std::memcpy(&c, config, std::min(config->size, sizeof c));
+    c.size = sizeof c;
     if (c.timeout_s == 0)
       HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
                   "hcomm_config_t: timeout_s is 0; give seconds above 0, or "
@@ -49,6 +53,11 @@ Config Config::resolve(const hcomm_config_t* config) {
     if (c.timeout_s > 0) settings::check("HCOMM_TIMEOUT", format("%.17g", c.timeout_s), "hcomm_config_t.timeout_s");
     if (c.chunk_bytes > 0)
       settings::check("HCOMM_CHUNK_BYTES", std::to_string(c.chunk_bytes), "hcomm_config_t.chunk_bytes");
+    if (c.split_share < -1 || c.split_share > 1)
+      HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                  "hcomm_config_t: split_share is %d; give 0 (connect anew), 1 (share the parent's connections) or "
+                  "-1 (leave it to HCOMM_SPLIT_SHARE)",
+                  c.split_share);
   }
   if (std::getenv("HCOMM_TRANSPORTS")) transport::parse_filter(settings::get_string("HCOMM_TRANSPORTS"));
   const std::string transports = c.transports ? c.transports : "";
@@ -59,6 +68,8 @@ Config Config::resolve(const hcomm_config_t* config) {
                         settings::get_double),
       .chunk_bytes = pick<uint64_t>("HCOMM_CHUNK_BYTES", c.chunk_bytes > 0, c.chunk_bytes,
                                     std::to_string(c.chunk_bytes), "chunk_bytes", settings::get_size),
+      .split_share = pick<bool>("HCOMM_SPLIT_SHARE", c.split_share >= 0, c.split_share == 1,
+                                std::to_string(c.split_share), "split_share", settings::get_bool),
   };
 }
 

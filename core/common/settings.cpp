@@ -106,6 +106,9 @@ std::vector<Decl> core_settings() {
         "Off (0) unless set: buffers of at least this size that peers cannot map are registered on their second "
         "use, their pages moved onto shared memory, where madvise(MADV_DONTNEED) no longer zeroes them: allocators "
         "that take purged memory to be zero (jemalloc) then hand out stale data from calloc."),
+      d("HCOMM_SPLIT_SHARE", HCOMM_SETTING_BOOL, "1",
+        "1: a communicator split from another (hcomm_comm_split, hcomm_comm_dup) uses its connections while one "
+        "of their 16 tag contexts is free on every member; 0: it connects anew."),
       d("HCOMM_TOPO_FILE", HCOMM_SETTING_STRING, "",
         "A topology (JSON, as hcomm-topo --dump writes it) to use instead of discovering hosts, NUMA nodes and NICs."),
       // Its names are checked against the transports found, in one place,

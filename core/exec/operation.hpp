@@ -29,22 +29,30 @@ struct Buffers {
   void* scratch;  // at least schedule.scratch_bytes
 };
 
-// [0][seq:12][signature:11][match:24][chunk:16]: a collective's messages
-// carry its call signature (argument_check.hpp), so that messages of calls
-// whose ranks passed different arguments never match. The signature field
-// all ones is kept for the argument check's own messages.
+// Tags. A communicator's messages carry its tag context (0..kContexts-1),
+// so that communicators sharing connections (links::Connections) never
+// match each other's messages.
+//
+// Collectives: [0][seq:12][context:4][signature:7][match:24][chunk:16]. A
+// collective's messages carry its call signature (argument_check.hpp), so
+// that messages of calls whose ranks passed different arguments never match.
+// The signature field all ones is kept for the argument check's own messages.
+constexpr int kContexts = 16;
 constexpr uint32_t kSeqsInFlight = 1u << 12;
-constexpr uint64_t kTagSignatureMask = 0x7FF;
-constexpr uint64_t collective_tag_base(uint32_t seq, uint64_t signature = 0) {
+constexpr uint64_t kTagSignatureMask = 0x7F;
+constexpr uint64_t collective_tag_base(uint32_t seq, uint64_t signature = 0, int context = 0) {
   const uint64_t low = signature & kTagSignatureMask;
   const uint64_t s = low - (low == kTagSignatureMask);  // never all ones
-  return uint64_t{seq % kSeqsInFlight} << 51 | s << 40;
+  return uint64_t{seq % kSeqsInFlight} << 51 | uint64_t(context & (kContexts - 1)) << 47 | s << 40;
 }
 // The tag of the argument check's messages (comm/argument_check.hpp).
-constexpr uint64_t kCheckTag = kTagSignatureMask << 40;
-// [1][user tag:31][the pair's message number for that tag:16][chunk:16]; match is 0.
-constexpr uint64_t p2p_tag_base(uint32_t user_tag, uint32_t number) {
-  return (uint64_t{1} << 63) | (uint64_t{user_tag & 0x7FFFFFFFu} << 32) | (uint64_t{number & 0xFFFFu} << 16);
+constexpr uint64_t check_tag(int context) { return uint64_t(context & (kContexts - 1)) << 47 | kTagSignatureMask << 40; }
+// Point to point: [1][user tag:31][context:4][the pair's message number for
+// that tag:12][chunk:16]; match is 0. Messages of one tag arrive in order on
+// every transport, so the number may wrap.
+constexpr uint64_t p2p_tag_base(uint32_t user_tag, uint32_t number, int context = 0) {
+  return (uint64_t{1} << 63) | (uint64_t{user_tag & 0x7FFFFFFFu} << 32) | uint64_t(context & (kContexts - 1)) << 28 |
+         (uint64_t{number & 0xFFFu} << 16);
 }
 
 // The state of one run of a schedule (see StatePool).

@@ -1,10 +1,7 @@
 #include "core/links/links.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <chrono>
-#include <cstring>
+#include <numeric>
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
@@ -12,227 +9,67 @@
 
 namespace hcomm::links {
 
-namespace {
-
-// One transport's address as every rank publishes it.
-struct AddressSlot {
-  char transport[32];
-  uint32_t len;
-  uint8_t blob[HCOMM_TRANSPORT_MAX_ADDRESS];
-};
-
-using Clock = std::chrono::steady_clock;
-
-}  // namespace
-
 Links::Links(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key,
              const topology::Topology& topology, const std::string& transports, double timeout_s)
     : bootstrap_(bootstrap),
       topology_(topology),
-      timeout_s_(timeout_s),
       rank_(bootstrap.rank()),
       size_(bootstrap.size()),
-      self_(bootstrap.rank()),
-      links_(bootstrap.size()) {
+      connections_(std::make_shared<Connections>(bootstrap, comm_key, topology, transports, timeout_s)),
+      at_(size_),
+      context_(0),
+      inherited_(false),
+      self_(rank_) {
+  std::iota(at_.begin(), at_.end(), 0);
+  connections_->take_context(context_);
+  map_windows();
+}
+
+Links::Links(const Links& parent, const std::vector<int>& members, int context, bootstrap::Bootstrap& bootstrap,
+             const topology::Topology& topology)
+    : bootstrap_(bootstrap),
+      topology_(topology),
+      rank_(bootstrap.rank()),
+      size_(bootstrap.size()),
+      connections_(parent.connections_),
+      at_(size_),
+      context_(context),
+      inherited_(true),
+      self_(rank_) {
+  for (int r = 0; r < size_; ++r) at_[r] = parent.at_.at(members.at(r));
+  connections_->take_context(context_);
   try {
-    open_nets(comm_key, transports);
-    const size_t nt = nets_.size(), record = nt * sizeof(AddressSlot);
-    std::vector<uint8_t> mine(record, 0);
-    addresses_.resize(record * size_);
-    for (size_t t = 0; t < nt; ++t) {
-      auto* slot = reinterpret_cast<AddressSlot*>(mine.data() + t * sizeof(AddressSlot));
-      std::snprintf(slot->transport, sizeof slot->transport, "%s", nets_[t]->transport->name().c_str());
-      size_t len = sizeof slot->blob;
-      nets_[t]->transport->check(nets_[t]->transport->iface().address(nets_[t]->handle, slot->blob, &len), "address");
-      slot->len = static_cast<uint32_t>(len);
-    }
-    // Every rank must offer the same transports in the same order.
-    uint64_t count = nt;
-    std::vector<uint64_t> counts(size_);
-    bootstrap_.allgather(&count, sizeof count, counts.data());
-    for (int r = 0; r < size_; ++r)
-      if (counts[r] != nt)
-        HCOMM_THROW(HCOMM_ERR_CONFIG,
-                    "rank %d uses %llu transports, this rank (%d) %zu: HCOMM_TRANSPORTS and HCOMM_PLUGIN_PATH must be "
-                    "the same on every rank",
-                    r, static_cast<unsigned long long>(counts[r]), rank_, nt);
-    bootstrap_.allgather(mine.data(), record, addresses_.data());
-    for (int r = 0; r < size_; ++r)
-      for (size_t t = 0; t < nt; ++t) {
-        const auto* slot =
-            reinterpret_cast<const AddressSlot*>(addresses_.data() + r * record + t * sizeof(AddressSlot));
-        if (slot->len > sizeof slot->blob)
-          HCOMM_THROW(HCOMM_ERR_REMOTE,
-                      "rank %d gave a %s address of %u bytes; an address has at most %zu: does every rank run the "
-                      "same HComm?",
-                      r, nets_[t]->transport->name().c_str(), slot->len, sizeof slot->blob);
-        if (nets_[t]->transport->name() != slot->transport)
-          HCOMM_THROW(HCOMM_ERR_CONFIG,
-                      "rank %d offers transport '%.31s' where this rank offers '%s': HCOMM_TRANSPORTS and "
-                      "HCOMM_PLUGIN_PATH must be the same on every rank",
-                      r, slot->transport, nets_[t]->transport->name().c_str());
-      }
-    choose();
-    connect_all();
     map_windows();
   } catch (...) {
-    release();
+    connections_->give_back_context(context_);
     throw;
   }
+  HCOMM_INFO(INIT, "rank %d of %d shares the connections of the communicator it was split from (tag context %d)",
+             rank_, size_, context_);
 }
 
-Links::~Links() { release(); }
-
-void Links::release() {
+Links::~Links() {
   mapped_.reset();
-  for (Link& l : links_)
-    if (l.ep) l.net->transport->iface().ep_close(l.ep), l.ep = nullptr;
-  for (auto& n : nets_)
-    if (n->handle) n->transport->iface().close(n->handle), n->handle = nullptr;
+  if (!left_) connections_->give_back_context(context_);
 }
 
-void Links::open_nets(const std::array<uint8_t, 16>& key, const std::string& transports) {
-  transport::Allowed allowed = transport::allowed(transports);
-  ordered_ = allowed.ordered;
-  hcomm_transport_open_args_t args{
-      .size = sizeof(hcomm_transport_open_args_t), .rank = rank_, .nranks = size_, .comm_key = {}};
-  std::memcpy(args.comm_key, key.data(), key.size());
-  for (transport::Transport* t : allowed.transports) {
-    auto net = std::make_unique<Net>(Net{t});
-    t->check(t->iface().open(t->ctx(), &args, &net->handle), "open");
-    nets_.push_back(std::move(net));
-  }
-}
-
-const uint8_t* Links::address(int r, size_t t, uint32_t* len) const {
-  const auto* slot = reinterpret_cast<const AddressSlot*>(
-      addresses_.data() + (static_cast<size_t>(r) * nets_.size() + t) * sizeof(AddressSlot));
-  *len = slot->len;
-  return slot->blob;
-}
-
-// Every transport scores the pair from the two addresses; the best offer
-// serves it (topology::best_offer). A transport that maps memory reaches
-// only the processes of its own host, so it serves only pairs that the
-// topology puts on one host, whatever its own score says.
-Links::Choice Links::pair(int a, int b) const {
-  std::vector<topology::Offer> offers;
-  for (size_t t = 0; t < nets_.size(); ++t) {
-    const transport::Transport& tr = *nets_[t]->transport;
-    uint32_t la = 0, lb = 0;
-    const uint8_t* aa = address(a, t, &la);
-    const uint8_t* ab = address(b, t, &lb);
-    hcomm_link_score_t s{};
-    tr.check(tr.iface().score(nets_[t]->handle, aa, la, ab, lb, &s), "score");
-    offers.push_back({.score = s, .priority = tr.props().priority, .host_local = tr.maps_memory()});
-  }
-  const int best = topology::best_offer(offers, ordered_, topology_.same_host(a, b));
-  return best < 0 ? Choice{} : Choice{.net = best, .score = offers[best].score};
-}
-
-hcomm_link_score_t Links::score(int peer) const {
-  return topology_.described_link(rank_, peer).value_or(links_.at(peer).score);
-}
-
-void Links::choose() {
-  std::vector<uint8_t> choice(size_, 0xFF);
-  for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    const Choice c = pair(rank_, p);
-    if (c.net < 0) {
-      std::string names;
-      for (const auto& n : nets_) names += (names.empty() ? "" : ", ") + n->transport->name();
-      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                  "no allowed transport reaches rank %d from rank %d (link class %s; transports allowed: %s; see "
-                  "HCOMM_TRANSPORTS)",
-                  p, rank_, topology::link_class_name(topology_.link_class(rank_, p)), names.c_str());
-    }
-    choice[p] = static_cast<uint8_t>(c.net);
-    links_[p].net = nets_[c.net].get();
-    links_[p].score = c.score;
-    nets_[c.net]->used = true;
-    HCOMM_INFO(INIT, "rank %d -> rank %d: transport %s (%.1f GB/s, %.1f us, link class %s)", rank_, p,
-               nets_[c.net]->transport->name().c_str(), c.score.bandwidth_gbps, c.score.latency_us,
-               topology::link_class_name(topology_.link_class(rank_, p)));
-  }
-  // Cross-check: a transport whose scores are not symmetric would split a pair.
-  std::vector<uint8_t> all(static_cast<size_t>(size_) * size_);
-  bootstrap_.allgather(choice.data(), size_, all.data());
-  for (int p = 0; p < size_; ++p)
-    if (p != rank_ && all[static_cast<size_t>(p) * size_ + rank_] != choice[p])
-      HCOMM_THROW(HCOMM_ERR_INTERNAL, "ranks %d and %d chose different transports for their link (%s vs index %u)",
-                  rank_, p, nets_[choice[p]]->transport->name().c_str(), all[static_cast<size_t>(p) * size_ + rank_]);
-}
-
-// Each rank knows its own links; the ranks all-gather them.
-std::vector<topology::LinkEntry> Links::all_links() {
-  struct Cell {
-    double bandwidth_gbps, latency_us;
-    int32_t net;  // index into nets_ (the same on every rank), -1 for the rank itself
-    int32_t unused;
-  };
-  std::vector<Cell> mine(size_, Cell{0, 0, -1, 0}), all(static_cast<size_t>(size_) * size_);
-  for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    const hcomm_link_score_t s = score(p);
-    const auto net = std::find_if(nets_.begin(), nets_.end(), [&](const auto& n) { return n.get() == links_[p].net; });
-    mine[p] = {s.bandwidth_gbps, s.latency_us, static_cast<int32_t>(net - nets_.begin()), 0};
-  }
-  bootstrap_.allgather(mine.data(), sizeof(Cell) * size_, all.data());
-  std::vector<topology::LinkEntry> out;
-  for (int a = 0; a < size_; ++a)
-    for (int b = a + 1; b < size_; ++b) {
-      const Cell& c = all[static_cast<size_t>(a) * size_ + b];
-      out.push_back({.a = a,
-                     .b = b,
-                     .transport = nets_.at(c.net)->transport->name(),
-                     .score = {.reachable = 1, .bandwidth_gbps = c.bandwidth_gbps, .latency_us = c.latency_us}});
-    }
-  return out;
-}
-
-void Links::connect_all() {
-  for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    Net& net = *links_[p].net;
-    size_t t = std::find_if(nets_.begin(), nets_.end(), [&](const auto& n) { return n.get() == &net; }) - nets_.begin();
-    uint32_t len = 0;
-    const uint8_t* blob = address(p, t, &len);
-    net.transport->check(net.transport->iface().connect(net.handle, p, blob, len, &links_[p].ep), "connect");
-  }
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
-  for (;;) {
-    std::string waiting;
-    for (int p = 0; p < size_; ++p) {
-      if (p == rank_) continue;
-      int ready = 0;
-      const auto& t = *links_[p].net->transport;
-      t.check(t.iface().ep_ready(links_[p].ep, &ready), "connect");
-      if (!ready) waiting += (waiting.empty() ? "" : ", ") + std::to_string(p);
-    }
-    if (waiting.empty()) break;
-    check_peers();
-    if (Clock::now() > deadline)
-      HCOMM_THROW(HCOMM_ERR_TIMEOUT, "rank %d could not connect to ranks %s within the timeout of %g s (HCOMM_TIMEOUT)",
-                  rank_, waiting.c_str(), timeout_s_);
-    progress_nets();
-    wait(1000);
-  }
-  // Nets that serve nobody are closed at once (a TCP listener among shm peers, say).
-  for (auto& n : nets_)
-    if (!n->used && n->handle) n->transport->iface().close(n->handle), n->handle = nullptr;
+void Links::leave(std::shared_ptr<void> keep, const std::string& unfinished) {
+  mapped_.reset();
+  left_ = true;
+  if (!unfinished.empty()) connections_->poison(unfinished);
+  connections_->give_back_context(context_, std::move(keep));
 }
 
 // Every rank maps every other's window when one transport that maps memory
 // serves all its peers; the ranks agree on it through the bootstrap.
 void Links::map_windows() {
   if (size_ == 1) return;
-  transport::Transport* shared = links_[rank_ == 0 ? 1 : 0].net->transport;
+  transport::Transport* shared = &connections_->transport(at(rank_ == 0 ? 1 : 0));
   std::vector<void*> endpoints(size_, nullptr);
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
-    if (shared && links_[p].net->transport != shared) shared = nullptr;
-    endpoints[p] = links_[p].ep;
+    if (shared && &connections_->transport(at(p)) != shared) shared = nullptr;
+    endpoints[p] = connections_->endpoint(at(p));
   }
   if (shared && !shared->maps_memory()) shared = nullptr;
   mapped_ = MappedLinks::connect(shared, endpoints, bootstrap_, settings::get_size("HCOMM_WINDOW_BYTES"));
@@ -260,87 +97,37 @@ void Links::map_windows() {
              mapped_->peer_buffers() ? ", and copies from their buffers by address" : "", apart_from);
 }
 
-const Links::Link& Links::link(int peer) const {
-  if (peer < 0 || peer >= size_ || peer == rank_ || !links_[peer].ep)
-    HCOMM_THROW(HCOMM_ERR_INTERNAL, "no link from rank %d to rank %d", rank_, peer);
-  return links_[peer];
-}
-
 void* Links::isend(int peer, const void* buf, size_t len, uint64_t tag) {
   if (peer == rank_) return self_.isend(buf, len, tag);
-  const Link& l = link(peer);
-  void* req = nullptr;
-  l.net->transport->check(l.net->transport->iface().isend(l.ep, buf, len, tag, &req), "send");
-  in_flight_ += req != nullptr;
-  return req;
+  return connections_->isend(at(peer), buf, len, tag, true);
 }
 
 void* Links::irecv(int peer, void* buf, size_t len, uint64_t tag) {
   if (peer == rank_) return self_.irecv(buf, len, tag);
-  void* req = irecv_standing(peer, buf, len, tag);
-  in_flight_ += req != nullptr;
-  return req;
+  return connections_->irecv(at(peer), buf, len, tag, true);
 }
 
 void* Links::irecv_standing(int peer, void* buf, size_t len, uint64_t tag) {
-  const Link& l = link(peer);
-  void* req = nullptr;
-  l.net->transport->check(l.net->transport->iface().irecv(l.ep, buf, len, tag, &req), "receive");
-  return req;
+  return connections_->irecv(at(peer), buf, len, tag, false);
 }
 
 bool Links::test_standing(int peer, void* request, size_t* bytes) {
-  const Link& l = link(peer);
-  int done = 0;
-  l.net->transport->check(l.net->transport->iface().test(request, &done, bytes), "test");
-  return done != 0;
+  return connections_->test(at(peer), request, bytes, false);
 }
 
-// A request ends when test reports it done or fails.
 bool Links::test(int peer, void* request, size_t* bytes) {
   if (peer == rank_) return self_.test(request, bytes);
-  const Link& l = link(peer);
-  int done = 0;
-  hcomm_result_t rc = l.net->transport->iface().test(request, &done, bytes);
-  if (rc != HCOMM_SUCCESS || done) --in_flight_;
-  l.net->transport->check(rc, "test");
-  return done != 0;
-}
-
-// With none of this rank's requests in flight on a transport, the transports
-// are only looked at every kIdleProgressEvery calls: a rank that waits for a
-// mapped call spins here, and peers' messages can wait (they land in FIFOs
-// and sockets; what this rank still owes them, like acknowledgements, goes
-// out on the next look).
-void Links::progress() {
-  if (in_flight_ == 0 && ++idle_progress_calls_ % kIdleProgressEvery != 0) return;
-  progress_nets();
-}
-
-void Links::progress_nets() {
-  for (auto& n : nets_)
-    if (n->handle) n->transport->check(n->transport->iface().progress(n->handle), "progress");
+  return connections_->test(at(peer), request, bytes, true);
 }
 
 // A mapped call waiting for a peer: sleep on this rank's window doorbell,
-// which peers ring when they raise a flag. Else one net: block in it;
-// several: short waits in turn, so none starves.
+// which peers ring when they raise a flag; else in the nets.
 void Links::wait(int64_t timeout_us) {
   if (mapped_ && mapped_->calls().awaited) {
     mapped_->sleep(timeout_us);
     return;
   }
-  int active = 0;
-  for (auto& n : nets_) active += n->handle != nullptr;
-  for (auto& n : nets_) {
-    if (!n->handle) continue;
-    if (!n->transport->has_wait()) {
-      sched_yield();
-      continue;
-    }
-    int64_t t = active == 1 ? timeout_us : std::min<int64_t>(timeout_us / active, 200);
-    n->transport->check(n->transport->iface().wait(n->handle, t), "wait");
-  }
+  connections_->wait(timeout_us);
 }
 
 void Links::check_peers() {
@@ -351,7 +138,37 @@ void Links::check_peers() {
 
 std::string Links::transport_name(int peer) const {
   if (peer == rank_) return "self";
-  return links_[peer].net ? links_[peer].net->transport->name() : "none";
+  return connections_->transport(at(peer)).name();
+}
+
+hcomm_link_score_t Links::score(int peer) const {
+  return topology_.described_link(rank_, peer).value_or(connections_->score(at(peer)));
+}
+
+// Each rank knows its own links; the ranks all-gather them.
+std::vector<topology::LinkEntry> Links::all_links() {
+  struct Cell {
+    double bandwidth_gbps, latency_us;
+    int32_t net;  // the connections' net index (the same on every rank), -1 for the rank itself
+    int32_t unused;
+  };
+  std::vector<Cell> mine(size_, Cell{0, 0, -1, 0}), all(static_cast<size_t>(size_) * size_);
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    const hcomm_link_score_t s = score(p);
+    mine[p] = {s.bandwidth_gbps, s.latency_us, connections_->net_index(at(p)), 0};
+  }
+  bootstrap_.allgather(mine.data(), sizeof(Cell) * size_, all.data());
+  std::vector<topology::LinkEntry> out;
+  for (int a = 0; a < size_; ++a)
+    for (int b = a + 1; b < size_; ++b) {
+      const Cell& c = all[static_cast<size_t>(a) * size_ + b];
+      out.push_back({.a = a,
+                     .b = b,
+                     .transport = connections_->net_name(c.net),
+                     .score = {.reachable = 1, .bandwidth_gbps = c.bandwidth_gbps, .latency_us = c.latency_us}});
+    }
+  return out;
 }
 
 void Links::describe_mapped(hcomm_comm_view_t& view) const {

@@ -65,8 +65,9 @@ typedef struct hcomm_config {
   const char* transports; /* as HCOMM_TRANSPORTS ("shm,tcp", "^shm"); NULL: unset */
   double timeout_s;       /* as HCOMM_TIMEOUT, above 0; below 0: unset */
   size_t chunk_bytes;     /* as HCOMM_CHUNK_BYTES, above 0; 0: unset */
+  int split_share;        /* as HCOMM_SPLIT_SHARE, 0 or 1; -1: unset (see hcomm_comm_split) */
 } hcomm_config_t;
-#define HCOMM_CONFIG_INITIALIZER {sizeof(hcomm_config_t), HCOMM_CONFIG_VERSION, NULL, -1.0, 0}
+#define HCOMM_CONFIG_INITIALIZER {sizeof(hcomm_config_t), HCOMM_CONFIG_VERSION, NULL, -1.0, 0, -1}
 HCOMM_API hcomm_result_t hcomm_comm_init_rank_config(hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks,
                                                      int rank, const hcomm_config_t* config);
 HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hcomm_config_t* config);
@@ -74,8 +75,15 @@ HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hc
  * one color form a new communicator, ranked by key, then by their rank in
  * comm. A rank that passes HCOMM_SPLIT_NOCOLOR takes part and gets *newcomm
  * NULL. Collective: every rank of comm calls it. config NULL: comm's
- * settings. The new communicator has its own rendezvous and connections;
- * destroy it before or after comm, as any other. */
+ * settings. The new communicator has its own rendezvous; it uses comm's
+ * connections under a tag context of its own (16 per connections) while
+ * its config's split_share (HCOMM_SPLIT_SHARE, default 1) is on, it
+ * allows comm's transports and a context is free on all its ranks; else it
+ * connects anew. Destroy it before or after comm, as any other. A
+ * communicator on shared connections destroyed with operations in flight
+ * first waits for them (up to HCOMM_TIMEOUT without progress); if they fail,
+ * every communicator on those connections fails from then on, as receives
+ * posted into freed memory might still land. */
 #define HCOMM_SPLIT_NOCOLOR (-1)
 HCOMM_API hcomm_result_t hcomm_comm_split(hcomm_comm_t comm, int color, int key, const hcomm_config_t* config,
                                           hcomm_comm_t* newcomm);
@@ -89,7 +97,8 @@ HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size);
  * (what hcomm-topo prints): hosts, ranks with their NUMA nodes and CPUs, the
  * class, transport, bandwidth and latency of every pair of ranks, and the
  * levels (each rank's host, the ranks of each host, the hosts' leaders,
- * rails). Collective: every rank of the communicator calls it. *json stays
+ * rails), and its connections (whether a parent's, and its tag context:
+ * hcomm_comm_split). Collective: every rank of the communicator calls it. *json stays
  * valid until the next call of it on this communicator or its destruction. */
 HCOMM_API hcomm_result_t hcomm_comm_topology(hcomm_comm_t comm, const char** json);
 

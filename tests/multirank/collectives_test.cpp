@@ -435,9 +435,10 @@ int main(int argc, char** argv) {
     test_collective(job, *test, options);
   else if (options.group == "barrier")
     test_barrier(job);
-  else if (options.group == "split")
+  else if (options.group == "split") {
     test_split(job, options.counts);
-  else if (options.group == "sendrecv")
+    test_split_share(job);
+  } else if (options.group == "sendrecv")
     test_point_to_point(job, options.counts, options.large);
   else {
     test_mixed(job);

@@ -22,5 +22,7 @@ void test_cxx(Job& job);
 // hcomm_comm_split and hcomm_comm_dup: the new communicators' ranks and
 // sizes, allreduces of `counts` on them, nesting, bad arguments.
 void test_split(Job& job, const std::vector<size_t>& counts);
+// Communicators on their parent's connections (split_share.cpp).
+void test_split_share(Job& job);
 
 }  // namespace hcomm::test

@@ -1,0 +1,187 @@
+// Communicators on their parent's connections (hcomm_comm_split's
+// split_share): that they share them, that operations in flight on a parent
+// and its children at once never take each other's messages, the 16 tag
+// contexts running out and coming back, a child destroyed with an operation
+// in flight, and a parent and a child used by two threads at once.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "groups.hpp"
+#include "hcomm/hcomm.h"
+
+namespace hcomm::test {
+
+namespace {
+
+// Whether `comm` uses its parent's connections, from hcomm_comm_topology.
+bool inherited(Job& job, hcomm_comm_t comm, const std::string& what) {
+  const char* json = nullptr;
+  job.check(hcomm_comm_topology(comm, &json), what + ": hcomm_comm_topology");
+  std::string text = json ? json : "";
+  std::erase_if(text, [](char c) { return c == ' ' || c == '\n'; });
+  if (text.find("\"connections\":{") == std::string::npos) job.fail(what + ": the topology has no connections entry");
+  return text.find("\"inherited\":true") != std::string::npos;
+}
+
+// Every rank of `comm` (ranks `members` of the job, in order) contributes
+// member * 1000 + i + salt; checks the sum.
+std::vector<double> contribution(int parent_rank, size_t count, double salt) {
+  std::vector<double> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = parent_rank * 1000.0 + static_cast<double>(i) + salt;
+  return v;
+}
+
+void check_sum(Job& job, const std::vector<double>& got, int nmembers, double salt, const std::string& what) {
+  for (size_t i = 0; i < got.size(); ++i) {
+    // The members are ranks 0..nmembers-1 of the job in every use below.
+    const double want = 1000.0 * nmembers * (nmembers - 1) / 2 + nmembers * (static_cast<double>(i) + salt);
+    if (got[i] != want) {
+      job.fail(what + ": element " + std::to_string(i) + " of " + std::to_string(got.size()) + " is " +
+               std::to_string(got[i]) + ", expected " + std::to_string(want));
+      return;
+    }
+  }
+}
+
+void allreduce_checked(Job& job, hcomm_comm_t comm, size_t count, double salt, const std::string& what) {
+  const std::vector<double> send = contribution(job.ranks.rank, count, salt);
+  std::vector<double> recv(count, -1.0);
+  job.check(hcomm_allreduce(send.data(), recv.data(), count, HCOMM_FLOAT64, HCOMM_SUM, comm, nullptr),
+            what + ": hcomm_allreduce");
+  check_sum(job, recv, job.ranks.size, salt, what);
+}
+
+bool sharing_expected() {
+  const char* v = std::getenv("HCOMM_SPLIT_SHARE");
+  return !v || std::string(v) != "0";
+}
+
+}  // namespace
+
+void test_split_share(Job& job) {
+  const int me = job.ranks.rank, n = job.ranks.size;
+  const bool share = sharing_expected();
+
+  // A dup shares (unless HCOMM_SPLIT_SHARE=0); a dup's dup too; a split whose
+  // config says split_share 0 connects anew.
+  hcomm_comm_t dup = nullptr, dup2 = nullptr, own = nullptr;
+  job.check(hcomm_comm_dup(job.comm, &dup), "hcomm_comm_dup");
+  job.check(hcomm_comm_dup(dup, &dup2), "hcomm_comm_dup of a dup");
+  hcomm_config_t config = HCOMM_CONFIG_INITIALIZER;
+  config.split_share = 0;
+  job.check(hcomm_comm_split(job.comm, 0, me, &config, &own), "hcomm_comm_split with split_share 0");
+  if (inherited(job, dup, "dup") != share || inherited(job, dup2, "dup of a dup") != share)
+    job.fail(std::string("a dup ") + (share ? "connected anew" : "shares its parent's connections") +
+             " with HCOMM_SPLIT_SHARE " + (share ? "unset" : "0"));
+  if (inherited(job, own, "split with split_share 0"))
+    job.fail("a split whose config's split_share is 0 shares its parent's connections");
+  if (inherited(job, job.comm, "the job's communicator")) job.fail("the job's communicator claims inherited connections");
+
+  // Operations in flight on the parent and three children at once, started
+  // in a different order on each rank, each communicator's first calls (so
+  // their call numbers coincide), and point-to-point messages of one tag on
+  // every communicator: none may take another's message. They are waited for
+  // in one order everywhere, as a communicator moves only while its own
+  // calls run.
+  {
+    const std::vector<hcomm_comm_t> comms = {job.comm, dup, dup2, own};
+    const size_t count = 1027;
+    std::vector<std::vector<double>> send(comms.size()), recv(comms.size());
+    std::vector<std::vector<int>> p2p_out(comms.size()), p2p_in(comms.size());
+    std::vector<std::vector<hcomm_request_t>> requests(comms.size());
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
+    for (size_t k = 0; k < comms.size(); ++k) {
+      const size_t c = (k + static_cast<size_t>(me)) % comms.size();  // each rank its own order
+      send[c] = contribution(me, count, static_cast<double>(c) * 0.25);
+      recv[c].assign(count, -1.0);
+      p2p_out[c].assign(61, me * 100 + static_cast<int>(c));
+      p2p_in[c].assign(61, -1);
+      hcomm_request_t r = nullptr;
+      job.check(hcomm_irecv(p2p_in[c].data(), 61, HCOMM_INT32, left, 5, comms[c], &r), "hcomm_irecv");
+      requests[c].push_back(r);
+      job.check(hcomm_iallreduce(send[c].data(), recv[c].data(), count, HCOMM_FLOAT64, HCOMM_SUM, comms[c], &r),
+                "hcomm_iallreduce");
+      requests[c].push_back(r);
+      job.check(hcomm_isend(p2p_out[c].data(), 61, HCOMM_INT32, right, 5, comms[c], &r), "hcomm_isend");
+      requests[c].push_back(r);
+    }
+    for (const auto& of_comm : requests)
+      for (hcomm_request_t r : of_comm) job.check(hcomm_wait(r), "hcomm_wait");
+    for (size_t c = 0; c < comms.size(); ++c) {
+      check_sum(job, recv[c], n, static_cast<double>(c) * 0.25, "allreduce in flight on communicator " + std::to_string(c));
+      for (int v : p2p_in[c])
+        if (v != left * 100 + static_cast<int>(c)) {
+          job.fail("a message of tag 5 on communicator " + std::to_string(c) + " carried " + std::to_string(v) +
+                   ", expected " + std::to_string(left * 100 + static_cast<int>(c)));
+          break;
+        }
+    }
+  }
+  job.summary("split_share: a parent and its children with operations in flight at once, one tag everywhere");
+
+  // A child on shared connections destroyed with an operation in flight
+  // completes it first: its receives must not outlive it.
+  {
+    const std::vector<double> send = contribution(me, 4099, 0.5);
+    std::vector<double> recv(4099, -1.0);
+    hcomm_request_t r = nullptr;
+    job.check(hcomm_iallreduce(send.data(), recv.data(), recv.size(), HCOMM_FLOAT64, HCOMM_SUM, dup2, &r),
+              "hcomm_iallreduce before destroying");
+    job.check(hcomm_comm_destroy(dup2), "hcomm_comm_destroy with an operation in flight");
+    // One on connections of its own just drops what is in flight.
+    if (share) check_sum(job, recv, n, 0.5, "the allreduce in flight when its communicator was destroyed");
+    allreduce_checked(job, dup, 7, 1.0, "the parent of the destroyed child");
+  }
+  job.summary("split_share: a child destroyed with an operation in flight completes it; its parent works on");
+
+  // The parent (dup) and the job's communicator from two threads at once.
+  {
+    hcomm_comm_t child = nullptr;
+    job.check(hcomm_comm_dup(dup, &child), "hcomm_comm_dup for the threads");
+    auto loop = [&](hcomm_comm_t comm, double salt, const char* name) {
+      for (int i = 0; i < 20; ++i) allreduce_checked(job, comm, 1027, salt + i, name);
+    };
+    std::thread other(loop, child, 0.125, "a child used by a second thread");
+    loop(dup, 0.375, "its parent used by the first thread");
+    other.join();
+    job.check(hcomm_comm_destroy(child), "hcomm_comm_destroy of the threads' child");
+  }
+  job.summary("split_share: a parent and its child used by two threads at once");
+
+  // The 16 contexts run out: children beyond them connect anew; all work.
+  {
+    std::vector<hcomm_comm_t> many(18, nullptr);
+    int shared = 0;
+    for (size_t i = 0; i < many.size(); ++i) {
+      job.check(hcomm_comm_dup(job.comm, &many[i]), "hcomm_comm_dup number " + std::to_string(i));
+      shared += inherited(job, many[i], "dup number " + std::to_string(i));
+    }
+    // The job's communicator and dup hold two of the 16 contexts of the job's connections.
+    const int want = share ? 16 - 2 : 0;
+    if (shared != want)
+      job.fail(std::to_string(shared) + " of 18 dups share their parent's connections, expected " +
+               std::to_string(want));
+    for (size_t i = 0; i < many.size(); ++i) allreduce_checked(job, many[i], 61, i * 0.5, "dup number " + std::to_string(i));
+    for (hcomm_comm_t c : many) job.check(hcomm_comm_destroy(c), "hcomm_comm_destroy of a dup");
+    // Their contexts come back: dups made and destroyed one at a time all share.
+    for (int i = 0; i < 24; ++i) {
+      hcomm_comm_t c = nullptr;
+      job.check(hcomm_comm_dup(job.comm, &c), "hcomm_comm_dup after the contexts came back");
+      if (inherited(job, c, "a dup after the contexts came back") != share)
+        job.fail("dup " + std::to_string(i) + " after 18 were destroyed does not share");
+      allreduce_checked(job, c, 7, i, "a dup after the contexts came back");
+      job.check(hcomm_comm_destroy(c), "hcomm_comm_destroy");
+    }
+  }
+  job.summary("split_share: 18 dups at once (beyond the 16 contexts), then 24 one at a time");
+
+  allreduce_checked(job, own, 1027, 2.0, "the split with its own connections");
+  job.check(hcomm_comm_destroy(own), "hcomm_comm_destroy of own");
+  job.check(hcomm_comm_destroy(dup), "hcomm_comm_destroy of dup");
+  allreduce_checked(job, job.comm, 1027, 3.0, "the job's communicator after its children");
+}
+
+}  // namespace hcomm::test
