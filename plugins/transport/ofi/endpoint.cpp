@@ -71,6 +71,9 @@ void Endpoint::check(Clock::time_point now, Clock::duration grace) {
   // Only what waits on the peer needs its death noticed: a poll per peer is not free on large jobs.
   if ((state_ != State::kOpen && state_ != State::kPeerClosed) || pending_.empty()) return;
   if (process_ && !process_->alive()) {
+    // What it sent before it died may wait in the provider's queue still: take it first.
+    net_.read_completions();
+    if (pending_.empty()) return;
     fail(HCOMM_ERR_REMOTE, plugin::format("ofi: rank %d (pid %d on this host) died", rank_, static_cast<int>(pid_)));
     return;
   }

@@ -50,13 +50,13 @@ class Net {
 
   // Ends `r` with an error; a receive the provider still holds is cancelled.
   void fail(Request& r, hcomm_result_t code, const std::string& text);
+  // Reads the completion queue dry; returns how many entries it handled.
+  size_t read_completions();
 
  private:
   Request* post(Endpoint& ep, bool send, void* buf, size_t len, uint64_t tag);
   ssize_t post_recv(Request& r, void* desc);
   Fid<fid_mr> register_buffer(void* buf, size_t len, uint64_t access);
-  // Reads the completion queue dry; returns how many entries it handled.
-  size_t read_completions();
   void on_completion(const fi_cq_tagged_entry& entry);
   void on_request_done(Request& r, const fi_cq_tagged_entry& entry);
   void on_error(const fi_cq_err_entry& entry);
