@@ -34,7 +34,7 @@ double median(std::vector<double> v) {
 
 hcomm_comm_t dup(hcomm_comm_t comm, int share) {
   hcomm_config_t config = HCOMM_CONFIG_INITIALIZER;
-  config.split_share = share;
+  config.split_share = share ? HCOMM_SPLIT_SHARE_ON : HCOMM_SPLIT_SHARE_OFF;
   hcomm_comm_t out = nullptr;
   check(hcomm_comm_split(comm, 0, 0, &config, &out), "hcomm_comm_split");
   return out;

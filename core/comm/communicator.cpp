@@ -109,8 +109,11 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
 }
 
 std::unique_ptr<links::Links> Communicator::make_links(const Parent* parent) {
+  using Share = Config::SplitShare;
   uint32_t offer = 0;  // the contexts this rank could take, when it may share
-  if (parent && config_.split_share && parent->links.connections().transports() == config_.transports)
+  if (parent && parent->links.connections().transports() == config_.transports &&
+      (config_.split_share == Share::kOn ||
+       (config_.split_share == Share::kAuto && parent->links.connections().any_thread())))
     offer = parent->links.connections().free_contexts();
   std::vector<uint32_t> offers(size_);
   bootstrap_->allgather(&offer, sizeof offer, offers.data());
@@ -118,11 +121,13 @@ std::unique_ptr<links::Links> Communicator::make_links(const Parent* parent) {
   if (offer)
     return std::make_unique<links::Links>(parent->links, parent->members, std::countr_zero(offer), *bootstrap_,
                                           topology_);
-  if (parent && config_.split_share)
+  if (parent && config_.split_share != Share::kOff)
     HCOMM_INFO(INIT, "rank %d: the new communicator connects anew (%s)", rank_,
-               parent->links.connections().transports() != config_.transports
-                   ? "its transports differ from its parent's"
-                   : "no tag context of the parent's connections is free on every member");
+               parent->links.connections().transports() != config_.transports ? "its transports differ from its parent's"
+               : config_.split_share == Share::kAuto && !parent->links.connections().any_thread()
+                   ? "a transport of its parent's connections takes calls from one thread only (HCOMM_SPLIT_SHARE=on "
+                     "shares them where the communicators run on one thread at a time)"
+                   : "no tag context of its parent's connections is free on every member");
   // The key that authenticates this communicator's transport connections:
   // derived from the job's secret and rank 0's fresh nonce, so it never travels.
   const std::array<uint8_t, 16> nonce = random_bytes();
@@ -170,20 +175,21 @@ Communicator::~Communicator() {
   bootstrap_->close();
 }
 
-// Another communicator moves data on the same connections after this one is
-// gone, so receives this one posted must not land in freed memory: its
-// operations in flight complete first, and what its standing receives write
-// into outlives it.
+// Operations in flight complete first, as MPI_Comm_free has them do. Where
+// another communicator moves data on the same connections after this one is
+// gone, receives this one posted must not land in freed memory: what its
+// standing receives write into outlives it, and operations that failed stop
+// the connections.
 void Communicator::leave_links() {
-  if (links_->sharers() == 1) return;
   std::string unfinished;
   while (!running_.empty() && unfinished.empty()) {
     try {
       wait(&*running_.front().op);
     } catch (const Error& e) {
-      unfinished = e.what();  // fail() dropped the rest and stopped the connections
+      unfinished = e.what();  // fail() dropped the rest (and stopped shared connections)
     }
   }
+  if (links_->sharers() == 1) return;
   links_->leave(check_.leftovers(),
                 unfinished.empty() ? ""
                                    : format("rank %d destroyed a communicator sharing them whose operations did not "

@@ -28,6 +28,12 @@ T pick(const char* variable, bool field_set, const T& field, const std::string& 
   return field_set ? field : get(variable);
 }
 
+Config::SplitShare split_share_of(int field) {
+  return field == HCOMM_SPLIT_SHARE_OFF  ? Config::SplitShare::kOff
+         : field == HCOMM_SPLIT_SHARE_ON ? Config::SplitShare::kOn
+                                         : Config::SplitShare::kAuto;
+}
+
 }  // namespace
 
 Config Config::resolve(const hcomm_config_t* config) {
@@ -53,10 +59,10 @@ Config Config::resolve(const hcomm_config_t* config) {
     if (c.timeout_s > 0) settings::check("HCOMM_TIMEOUT", format("%.17g", c.timeout_s), "hcomm_config_t.timeout_s");
     if (c.chunk_bytes > 0)
       settings::check("HCOMM_CHUNK_BYTES", std::to_string(c.chunk_bytes), "hcomm_config_t.chunk_bytes");
-    if (c.split_share < -1 || c.split_share > 1)
+    if (c.split_share < -1 || c.split_share > 2)
       HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
-                  "hcomm_config_t: split_share is %d; give 0 (connect anew), 1 (share the parent's connections) or "
-                  "-1 (leave it to HCOMM_SPLIT_SHARE)",
+                  "hcomm_config_t: split_share is %d; give HCOMM_SPLIT_SHARE_OFF (0), _ON (1), _AUTO (2) or -1 (leave "
+                  "it to HCOMM_SPLIT_SHARE)",
                   c.split_share);
   }
   if (std::getenv("HCOMM_TRANSPORTS")) transport::parse_filter(settings::get_string("HCOMM_TRANSPORTS"));
@@ -68,8 +74,13 @@ Config Config::resolve(const hcomm_config_t* config) {
                         settings::get_double),
       .chunk_bytes = pick<uint64_t>("HCOMM_CHUNK_BYTES", c.chunk_bytes > 0, c.chunk_bytes,
                                     std::to_string(c.chunk_bytes), "chunk_bytes", settings::get_size),
-      .split_share = pick<bool>("HCOMM_SPLIT_SHARE", c.split_share >= 0, c.split_share == 1,
-                                std::to_string(c.split_share), "split_share", settings::get_bool),
+      .split_share = pick<SplitShare>("HCOMM_SPLIT_SHARE", c.split_share >= 0, split_share_of(c.split_share),
+                                      std::to_string(c.split_share), "split_share",
+                                      [](const char* variable) {
+                                        const std::string v = settings::get_string(variable);
+                                        return v == "on" ? SplitShare::kOn
+                                                         : v == "off" ? SplitShare::kOff : SplitShare::kAuto;
+                                      }),
   };
 }
 

@@ -13,7 +13,9 @@ struct Config {
   std::string transports;  // HCOMM_TRANSPORTS
   double timeout_s;        // HCOMM_TIMEOUT
   uint64_t chunk_bytes;    // HCOMM_CHUNK_BYTES
-  bool split_share;        // HCOMM_SPLIT_SHARE
+  // HCOMM_SPLIT_SHARE: whether a split's communicator uses its parent's
+  // connections (auto: where their transports take any thread).
+  enum class SplitShare { kOff, kOn, kAuto } split_share;
 
   // From `config` (NULL: every field unset) and the environment; throws
   // HCOMM_ERR_INVALID_ARGUMENT for a struct that is not one (size, version)

@@ -106,9 +106,13 @@ std::vector<Decl> core_settings() {
         "Off (0) unless set: buffers of at least this size that peers cannot map are registered on their second "
         "use, their pages moved onto shared memory, where madvise(MADV_DONTNEED) no longer zeroes them: allocators "
         "that take purged memory to be zero (jemalloc) then hand out stale data from calloc."),
-      d("HCOMM_SPLIT_SHARE", HCOMM_SETTING_BOOL, "1",
-        "1: a communicator split from another (hcomm_comm_split, hcomm_comm_dup) uses its connections while one "
-        "of their 16 tag contexts is free on every member; 0: it connects anew."),
+      one_of_values(
+          d("HCOMM_SPLIT_SHARE", HCOMM_SETTING_STRING, "auto",
+            "Whether a communicator split from another (hcomm_comm_split, hcomm_comm_dup) uses its connections, "
+            "while one of their 16 tag contexts is free on every member: auto (where their transports may be called "
+            "from any thread: shm, tcp), on (also ucx, ofi, verbs: the communicators sharing them are then used by "
+            "one thread at a time, as one communicator is), or off (it connects anew)."),
+          {"auto", "on", "off"}),
       d("HCOMM_TOPO_FILE", HCOMM_SETTING_STRING, "",
         "A topology (JSON, as hcomm-topo --dump writes it) to use instead of discovering hosts, NUMA nodes and NICs."),
       // Its names are checked against the transports found, in one place,

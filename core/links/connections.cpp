@@ -6,6 +6,7 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
@@ -25,20 +26,28 @@ struct AddressSlot {
 using Clock = std::chrono::steady_clock;
 
 // While shared, a wait in the nets holds the lock: it blocks no longer than
-// this, so that another thread's call on a communicator of the family waits
-// at most as long.
+// this, so that a call of another thread that comes meanwhile waits at most
+// as long.
 constexpr int64_t kSharedWaitUs = 1000;
 
 }  // namespace
 
 Connections::Guard::Guard(const Connections& c)
     : mutex_(c.mutex_), locked_(c.shared_.load(std::memory_order_acquire)) {
-  if (locked_) mutex_.lock();
+  if (locked_) {
+    c.waiters_.fetch_add(1, std::memory_order_relaxed);
+    mutex_.lock();
+    c.waiters_.fetch_sub(1, std::memory_order_relaxed);
+  }
   if (c.poisoned_.load(std::memory_order_acquire)) {
     if (locked_) mutex_.unlock();
     locked_ = false;
-    HCOMM_THROW(HCOMM_ERR_REMOTE, "the connections this communicator shares are unusable: %s", c.poison_reason_.c_str());
+    c.throw_poisoned();
   }
+}
+
+void Connections::throw_poisoned() const {
+  HCOMM_THROW(HCOMM_ERR_REMOTE, "the connections this communicator shares are unusable: %s", poison_reason_.c_str());
 }
 
 Connections::Connections(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key,
@@ -205,6 +214,12 @@ void Connections::connect_all(bootstrap::Bootstrap& bootstrap, double timeout_s)
     if (!n->used && n->handle) n->transport->iface().close(n->handle), n->handle = nullptr;
 }
 
+bool Connections::any_thread() const {
+  return std::ranges::all_of(nets_, [](const auto& n) {
+    return !n->used || (n->transport->props().caps & HCOMM_CAP_ANY_THREAD) != 0;
+  });
+}
+
 int Connections::net_index(int peer) const {
   const Net* net = links_.at(peer).net;
   return static_cast<int>(std::find_if(nets_.begin(), nets_.end(), [&](const auto& n) { return n.get() == net; }) -
@@ -263,8 +278,22 @@ void Connections::progress_nets() {
 }
 
 void Connections::wait(int64_t timeout_us) {
-  const Guard guard(*this);
-  wait_nets(shared_.load(std::memory_order_relaxed) ? std::min(timeout_us, kSharedWaitUs) : timeout_us);
+  if (!shared_.load(std::memory_order_acquire)) {
+    const Guard guard(*this);
+    wait_nets(timeout_us);
+    return;
+  }
+  // Shared: a call of another thread must not wait behind this one's sleep
+  // (nor find the lock taken again at once, time after time), so this one
+  // sleeps in the nets only while no call waits for the lock, and briefly.
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || waiters_.load(std::memory_order_relaxed) > 0) {
+    if (lock.owns_lock()) lock.unlock();
+    std::this_thread::yield();
+    return;
+  }
+  if (poisoned_.load(std::memory_order_acquire)) throw_poisoned();
+  wait_nets(std::min(timeout_us, kSharedWaitUs));
 }
 
 // One net: block in it; several: short waits in turn, so none starves.

@@ -37,6 +37,9 @@ class Connections {
   Connections& operator=(const Connections&) = delete;
 
   int rank() const { return rank_; }
+  // Whether every transport serving a peer may be called from any thread
+  // (HCOMM_CAP_ANY_THREAD).
+  bool any_thread() const;
   const std::string& transports() const { return transports_; }
 
   void* isend(int peer, const void* buf, size_t len, uint64_t tag, bool counted);
@@ -110,6 +113,7 @@ class Connections {
   void wait_nets(int64_t timeout_us);
   const Link& link(int peer) const;
   void release();
+  [[noreturn]] void throw_poisoned() const;
 
   int rank_, size_;
   std::string transports_;
@@ -124,6 +128,7 @@ class Connections {
 
   mutable std::mutex mutex_;
   std::atomic<bool> shared_{false};  // a second context was taken once: calls hold mutex_
+  mutable std::atomic<int> waiters_{0};  // calls waiting for mutex_
   uint32_t contexts_taken_ = 0;      // under mutex_, as the rest below
   std::vector<std::shared_ptr<void>> kept_;  // what receives posted by communicators now gone write into
   static constexpr size_t kMaxKept = 64;

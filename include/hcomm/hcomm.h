@@ -59,13 +59,19 @@ HCOMM_API hcomm_result_t hcomm_comm_init_env(hcomm_comm_t* comm);
  * environment variable that is set wins over the field (with an INFO INIT
  * log line saying so). A NULL config is the initializer. */
 #define HCOMM_CONFIG_VERSION 1
+/* Whether a split's communicator uses its parent's connections (hcomm_comm_split). */
+typedef enum hcomm_split_share {
+  HCOMM_SPLIT_SHARE_OFF = 0, /* it connects anew */
+  HCOMM_SPLIT_SHARE_ON = 1,  /* it shares them; the communicators sharing them are used by one thread at a time */
+  HCOMM_SPLIT_SHARE_AUTO = 2 /* it shares them where their transports may be called from any thread */
+} hcomm_split_share_t;
 typedef struct hcomm_config {
   size_t size;            /* sizeof(hcomm_config_t) */
   unsigned int version;   /* HCOMM_CONFIG_VERSION */
   const char* transports; /* as HCOMM_TRANSPORTS ("shm,tcp", "^shm"); NULL: unset */
   double timeout_s;       /* as HCOMM_TIMEOUT, above 0; below 0: unset */
   size_t chunk_bytes;     /* as HCOMM_CHUNK_BYTES, above 0; 0: unset */
-  int split_share;        /* as HCOMM_SPLIT_SHARE, 0 or 1; -1: unset (see hcomm_comm_split) */
+  int split_share;        /* as HCOMM_SPLIT_SHARE: an hcomm_split_share_t; -1: unset (see hcomm_comm_split) */
 } hcomm_config_t;
 #define HCOMM_CONFIG_INITIALIZER {sizeof(hcomm_config_t), HCOMM_CONFIG_VERSION, NULL, -1.0, 0, -1}
 HCOMM_API hcomm_result_t hcomm_comm_init_rank_config(hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks,
@@ -76,20 +82,22 @@ HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hc
  * comm. A rank that passes HCOMM_SPLIT_NOCOLOR takes part and gets *newcomm
  * NULL. Collective: every rank of comm calls it. config NULL: comm's
  * settings. The new communicator has its own rendezvous; it uses comm's
- * connections under a tag context of its own (16 per connections) while
- * its config's split_share (HCOMM_SPLIT_SHARE, default 1) is on, it
- * allows comm's transports and a context is free on all its ranks; else it
- * connects anew. Destroy it before or after comm, as any other. A
- * communicator on shared connections destroyed with operations in flight
- * first waits for them (up to HCOMM_TIMEOUT without progress); if they fail,
- * every communicator on those connections fails from then on, as receives
- * posted into freed memory might still land. */
+ * connections under a tag context of its own (16 per connections) where
+ * its config's split_share (HCOMM_SPLIT_SHARE) allows (by default where
+ * their transports may be called from any thread, so that the two may run
+ * on different threads: shm, tcp), it allows comm's transports and a context
+ * is free on all its ranks; else it connects anew. Destroy it before or
+ * after comm, as any other. */
 #define HCOMM_SPLIT_NOCOLOR (-1)
 HCOMM_API hcomm_result_t hcomm_comm_split(hcomm_comm_t comm, int color, int key, const hcomm_config_t* config,
                                           hcomm_comm_t* newcomm);
 /* A new communicator of comm's ranks in comm's order, with comm's settings
  * (hcomm_comm_split with one color, the rank as key). Collective. */
 HCOMM_API hcomm_result_t hcomm_comm_dup(hcomm_comm_t comm, hcomm_comm_t* newcomm);
+/* Operations in flight on comm complete first (each waits up to HCOMM_TIMEOUT
+ * without progress), as MPI_Comm_free has them do. If they fail on
+ * connections comm shares with other communicators, those fail from then on
+ * too, as receives posted into freed memory might still land. */
 HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm);
 HCOMM_API hcomm_result_t hcomm_comm_rank(hcomm_comm_t comm, int* rank);
 HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size);

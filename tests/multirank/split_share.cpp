@@ -2,7 +2,8 @@
 // split_share): that they share them, that operations in flight on a parent
 // and its children at once never take each other's messages, the 16 tag
 // contexts running out and coming back, a child destroyed with an operation
-// in flight, and a parent and a child used by two threads at once.
+// in flight, a parent and a child used by two threads at once, and a child
+// outliving its parent.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -54,30 +55,41 @@ void allreduce_checked(Job& job, hcomm_comm_t comm, size_t count, double salt, c
   check_sum(job, recv, job.ranks.size, salt, what);
 }
 
-bool sharing_expected() {
-  const char* v = std::getenv("HCOMM_SPLIT_SHARE");
-  return !v || std::string(v) != "0";
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// Whether the job's transports may be called from any thread: shm and tcp
+// (HCOMM_CAP_ANY_THREAD); unset: shm on one host.
+bool any_thread_transports() {
+  const std::string t = env("HCOMM_TRANSPORTS");
+  return t.empty() || t == "shm" || t == "tcp";
 }
 
 }  // namespace
 
 void test_split_share(Job& job) {
   const int me = job.ranks.rank, n = job.ranks.size;
-  const bool share = sharing_expected();
+  const std::string setting = env("HCOMM_SPLIT_SHARE");  // auto when unset
+  const bool share = setting == "on" || (setting != "off" && any_thread_transports());
 
-  // A dup shares (unless HCOMM_SPLIT_SHARE=0); a dup's dup too; a split whose
-  // config says split_share 0 connects anew.
+  // A dup shares as HCOMM_SPLIT_SHARE says; a dup's dup too; a split whose
+  // config says HCOMM_SPLIT_SHARE_OFF connects anew, unless the variable,
+  // which wins over the field, says on.
   hcomm_comm_t dup = nullptr, dup2 = nullptr, own = nullptr;
   job.check(hcomm_comm_dup(job.comm, &dup), "hcomm_comm_dup");
   job.check(hcomm_comm_dup(dup, &dup2), "hcomm_comm_dup of a dup");
   hcomm_config_t config = HCOMM_CONFIG_INITIALIZER;
-  config.split_share = 0;
-  job.check(hcomm_comm_split(job.comm, 0, me, &config, &own), "hcomm_comm_split with split_share 0");
+  config.split_share = HCOMM_SPLIT_SHARE_OFF;
+  job.check(hcomm_comm_split(job.comm, 0, me, &config, &own), "hcomm_comm_split with HCOMM_SPLIT_SHARE_OFF");
   if (inherited(job, dup, "dup") != share || inherited(job, dup2, "dup of a dup") != share)
     job.fail(std::string("a dup ") + (share ? "connected anew" : "shares its parent's connections") +
-             " with HCOMM_SPLIT_SHARE " + (share ? "unset" : "0"));
-  if (inherited(job, own, "split with split_share 0"))
-    job.fail("a split whose config's split_share is 0 shares its parent's connections");
+             " with HCOMM_SPLIT_SHARE '" + setting + "' over HCOMM_TRANSPORTS '" + env("HCOMM_TRANSPORTS") + "'");
+  const bool own_shares = setting == "on";
+  if (inherited(job, own, "split with HCOMM_SPLIT_SHARE_OFF") != own_shares)
+    job.fail(std::string("a split whose config's split_share is HCOMM_SPLIT_SHARE_OFF ") +
+             (own_shares ? "connected anew with HCOMM_SPLIT_SHARE=on" : "shares its parent's connections"));
   if (inherited(job, job.comm, "the job's communicator")) job.fail("the job's communicator claims inherited connections");
 
   // Operations in flight on the parent and three children at once, started
@@ -122,8 +134,7 @@ void test_split_share(Job& job) {
   }
   job.summary("split_share: a parent and its children with operations in flight at once, one tag everywhere");
 
-  // A child on shared connections destroyed with an operation in flight
-  // completes it first: its receives must not outlive it.
+  // A child destroyed with an operation in flight completes it first.
   {
     const std::vector<double> send = contribution(me, 4099, 0.5);
     std::vector<double> recv(4099, -1.0);
@@ -131,14 +142,15 @@ void test_split_share(Job& job) {
     job.check(hcomm_iallreduce(send.data(), recv.data(), recv.size(), HCOMM_FLOAT64, HCOMM_SUM, dup2, &r),
               "hcomm_iallreduce before destroying");
     job.check(hcomm_comm_destroy(dup2), "hcomm_comm_destroy with an operation in flight");
-    // One on connections of its own just drops what is in flight.
-    if (share) check_sum(job, recv, n, 0.5, "the allreduce in flight when its communicator was destroyed");
+    check_sum(job, recv, n, 0.5, "the allreduce in flight when its communicator was destroyed");
     allreduce_checked(job, dup, 7, 1.0, "the parent of the destroyed child");
   }
   job.summary("split_share: a child destroyed with an operation in flight completes it; its parent works on");
 
-  // The parent (dup) and the job's communicator from two threads at once.
-  {
+  // A parent and its child from two threads at once, where the sharing
+  // allows it (HCOMM_SPLIT_SHARE=on over a transport that takes one thread
+  // only asks for one thread at a time).
+  if (setting != "on" || any_thread_transports()) {
     hcomm_comm_t child = nullptr;
     job.check(hcomm_comm_dup(dup, &child), "hcomm_comm_dup for the threads");
     auto loop = [&](hcomm_comm_t comm, double salt, const char* name) {
@@ -149,7 +161,7 @@ void test_split_share(Job& job) {
     other.join();
     job.check(hcomm_comm_destroy(child), "hcomm_comm_destroy of the threads' child");
   }
-  job.summary("split_share: a parent and its child used by two threads at once");
+  job.summary("split_share: a parent and its child used by two threads at once, where allowed");
 
   // The 16 contexts run out: children beyond them connect anew; all work.
   {
@@ -159,8 +171,8 @@ void test_split_share(Job& job) {
       job.check(hcomm_comm_dup(job.comm, &many[i]), "hcomm_comm_dup number " + std::to_string(i));
       shared += inherited(job, many[i], "dup number " + std::to_string(i));
     }
-    // The job's communicator and dup hold two of the 16 contexts of the job's connections.
-    const int want = share ? 16 - 2 : 0;
+    // The job's communicator, dup (and own where it shares) hold contexts of the job's connections.
+    const int want = share ? 16 - 2 - (own_shares ? 1 : 0) : 0;
     if (shared != want)
       job.fail(std::to_string(shared) + " of 18 dups share their parent's connections, expected " +
                std::to_string(want));
@@ -180,7 +192,12 @@ void test_split_share(Job& job) {
 
   allreduce_checked(job, own, 1027, 2.0, "the split with its own connections");
   job.check(hcomm_comm_destroy(own), "hcomm_comm_destroy of own");
+  // A child outlives its parent.
+  hcomm_comm_t orphan = nullptr;
+  job.check(hcomm_comm_dup(dup, &orphan), "hcomm_comm_dup of dup");
   job.check(hcomm_comm_destroy(dup), "hcomm_comm_destroy of dup");
+  allreduce_checked(job, orphan, 1027, 2.5, "a child after its parent was destroyed");
+  job.check(hcomm_comm_destroy(orphan), "hcomm_comm_destroy of the child that outlived its parent");
   allreduce_checked(job, job.comm, 1027, 3.0, "the job's communicator after its children");
 }
 

@@ -42,7 +42,11 @@ extern "C" {
 
 typedef enum hcomm_transport_caps {
   HCOMM_CAP_TAGGED = 1u << 0, /* two-sided tagged send/recv */
-  HCOMM_CAP_ORDERED = 1u << 1 /* messages of one endpoint complete in posting order */
+  HCOMM_CAP_ORDERED = 1u << 1, /* messages of one endpoint complete in posting order */
+  /* Its nets and endpoints may be called from different threads, one call
+   * at a time (the core then lets communicators split from one another,
+   * which may run on different threads, share them). */
+  HCOMM_CAP_ANY_THREAD = 1u << 2
 } hcomm_transport_caps_t;
 
 typedef struct hcomm_transport_props {

@@ -64,7 +64,7 @@ hcomm_result_t shm_properties(void* ctx, hcomm_transport_props_t* props) {
     *checked_out(props, "properties: props") = hcomm_transport_props_t{
         .size = sizeof(hcomm_transport_props_t),
         .mem_kinds = HCOMM_MEM_HOST,
-        .caps = HCOMM_CAP_TAGGED,
+        .caps = HCOMM_CAP_TAGGED | HCOMM_CAP_ANY_THREAD,
         .bandwidth_gbps = kBandwidthGbps,
         .latency_us = kLatencyUs,
         .overhead_us = 0.2,

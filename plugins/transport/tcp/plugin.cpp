@@ -56,7 +56,7 @@ hcomm_result_t tcp_properties(void* ctx, hcomm_transport_props_t* props) {
     *need(props, "properties", "props") = hcomm_transport_props_t{
         .size = sizeof(hcomm_transport_props_t),
         .mem_kinds = HCOMM_MEM_HOST,
-        .caps = HCOMM_CAP_TAGGED,
+        .caps = HCOMM_CAP_TAGGED | HCOMM_CAP_ANY_THREAD,
         .bandwidth_gbps = 1.25,
         .latency_us = 20.0,
         .overhead_us = 2.0,
