@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "mpi_compat/src/datatypes.hpp"
+#include "mpi_compat/src/requests.hpp"
 #include "mpi_compat/src/state.hpp"
 
 namespace hcomm::mpi {
@@ -320,6 +321,8 @@ HCOMM_MPI_API int PMPI_Finalize(void) {
   return call("MPI_Finalize", MPI_COMM_WORLD, [&] {
     require_initialized("MPI_Finalize");
     State& s = state();
+    // Freed requests and buffered sends still on their way finish first.
+    complete_freed("MPI_Finalize", true);
     // Every rank reaches this point before any communicator goes away, so
     // that messages still on their way are delivered.
     check(hcomm_barrier(comm_of(MPI_COMM_WORLD).h, nullptr), "hcomm_barrier (MPI_Finalize)");

@@ -6,6 +6,7 @@
 #include <hcomm/hcomm.h>
 #include <mpi.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -96,6 +97,9 @@ bool pending_envelopes();
 // polls the layer's progress with it, failing after HCOMM_TIMEOUT seconds
 // without progress.
 void wait_hcomm(hcomm_request_t& request, const char* fn, bool is_envelope = false);
+// Moves the layer's progress until done() says so, failing after
+// HCOMM_TIMEOUT seconds in which nothing moved.
+void poll_until(const char* fn, const std::function<bool()>& done);
 // Tests an HComm request; null is done (and stays null).
 bool test_hcomm(hcomm_request_t& request, const char* fn);
 

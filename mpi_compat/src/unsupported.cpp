@@ -76,10 +76,6 @@ HCOMM_MPI_API int PMPI_Buffer_detach([[maybe_unused]] void* buffer_addr, [[maybe
   return unsupported("MPI_Buffer_detach", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Buffer_detach)
-HCOMM_MPI_API int PMPI_Cancel([[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Cancel", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Cancel)
 HCOMM_MPI_API int PMPI_Cart_coords(MPI_Comm comm, [[maybe_unused]] int rank, [[maybe_unused]] int maxdims,
                                    [[maybe_unused]] int* coords) {
   return unsupported("MPI_Cart_coords", comm);
@@ -964,15 +960,6 @@ HCOMM_MPI_API int PMPI_Register_datarep([[maybe_unused]] const char* datarep,
   return unsupported("MPI_Register_datarep", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Register_datarep)
-HCOMM_MPI_API int PMPI_Request_free([[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Request_free", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Request_free)
-HCOMM_MPI_API int PMPI_Request_get_status([[maybe_unused]] MPI_Request request, [[maybe_unused]] int* flag,
-                                          [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Request_get_status", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Request_get_status)
 HCOMM_MPI_API int PMPI_Rget([[maybe_unused]] void* origin_addr, [[maybe_unused]] int origin_count,
                             [[maybe_unused]] MPI_Datatype origin_datatype, [[maybe_unused]] int target_rank,
                             [[maybe_unused]] MPI_Aint target_disp, [[maybe_unused]] int target_count,
@@ -1203,22 +1190,6 @@ HCOMM_MPI_API int PMPI_T_pvar_write([[maybe_unused]] MPI_T_pvar_session session,
   return unsupported("MPI_T_pvar_write", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(T_pvar_write)
-HCOMM_MPI_API int PMPI_Test_cancelled([[maybe_unused]] const MPI_Status* status, [[maybe_unused]] int* flag) {
-  return unsupported("MPI_Test_cancelled", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Test_cancelled)
-HCOMM_MPI_API int PMPI_Testany([[maybe_unused]] int count, [[maybe_unused]] MPI_Request* array_of_requests,
-                               [[maybe_unused]] int* indx, [[maybe_unused]] int* flag,
-                               [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Testany", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Testany)
-HCOMM_MPI_API int PMPI_Testsome([[maybe_unused]] int incount, [[maybe_unused]] MPI_Request* array_of_requests,
-                                [[maybe_unused]] int* outcount, [[maybe_unused]] int* array_of_indices,
-                                [[maybe_unused]] MPI_Status* array_of_statuses) {
-  return unsupported("MPI_Testsome", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Testsome)
 HCOMM_MPI_API int PMPI_Topo_test(MPI_Comm comm, [[maybe_unused]] int* status) {
   return unsupported("MPI_Topo_test", comm);
 }
@@ -1445,17 +1416,6 @@ HCOMM_MPI_API int PMPI_Unpublish_name([[maybe_unused]] const char* service_name,
   return unsupported("MPI_Unpublish_name", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Unpublish_name)
-HCOMM_MPI_API int PMPI_Waitany([[maybe_unused]] int count, [[maybe_unused]] MPI_Request* array_of_requests,
-                               [[maybe_unused]] int* indx, [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Waitany", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Waitany)
-HCOMM_MPI_API int PMPI_Waitsome([[maybe_unused]] int incount, [[maybe_unused]] MPI_Request* array_of_requests,
-                                [[maybe_unused]] int* outcount, [[maybe_unused]] int* array_of_indices,
-                                [[maybe_unused]] MPI_Status* array_of_statuses) {
-  return unsupported("MPI_Waitsome", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Waitsome)
 HCOMM_MPI_API int PMPI_Win_allocate([[maybe_unused]] MPI_Aint size, [[maybe_unused]] int disp_unit,
                                     [[maybe_unused]] MPI_Info info, MPI_Comm comm, [[maybe_unused]] void* baseptr,
                                     [[maybe_unused]] MPI_Win* win) {
