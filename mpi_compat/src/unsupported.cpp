@@ -133,21 +133,11 @@ HCOMM_MPI_API int PMPI_Comm_connect([[maybe_unused]] const char* port_name, [[ma
   return unsupported("MPI_Comm_connect", comm);
 }
 HCOMM_MPI_ALIAS(Comm_connect)
-HCOMM_MPI_API int PMPI_Comm_create(MPI_Comm comm, [[maybe_unused]] MPI_Group group,
-                                   [[maybe_unused]] MPI_Comm* newcomm) {
-  return unsupported("MPI_Comm_create", comm);
-}
-HCOMM_MPI_ALIAS(Comm_create)
 HCOMM_MPI_API int PMPI_Comm_create_errhandler([[maybe_unused]] MPI_Comm_errhandler_function* comm_errhandler_fn,
                                               [[maybe_unused]] MPI_Errhandler* errhandler) {
   return unsupported("MPI_Comm_create_errhandler", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Comm_create_errhandler)
-HCOMM_MPI_API int PMPI_Comm_create_group(MPI_Comm comm, [[maybe_unused]] MPI_Group group, [[maybe_unused]] int tag,
-                                         [[maybe_unused]] MPI_Comm* newcomm) {
-  return unsupported("MPI_Comm_create_group", comm);
-}
-HCOMM_MPI_ALIAS(Comm_create_group)
 HCOMM_MPI_API int PMPI_Comm_create_keyval([[maybe_unused]] MPI_Comm_copy_attr_function* comm_copy_attr_fn,
                                           [[maybe_unused]] MPI_Comm_delete_attr_function* comm_delete_attr_fn,
                                           [[maybe_unused]] int* comm_keyval, [[maybe_unused]] void* extra_state) {
@@ -179,10 +169,6 @@ HCOMM_MPI_API int PMPI_Comm_get_parent([[maybe_unused]] MPI_Comm* parent) {
   return unsupported("MPI_Comm_get_parent", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Comm_get_parent)
-HCOMM_MPI_API int PMPI_Comm_group(MPI_Comm comm, [[maybe_unused]] MPI_Group* group) {
-  return unsupported("MPI_Comm_group", comm);
-}
-HCOMM_MPI_ALIAS(Comm_group)
 HCOMM_MPI_API int PMPI_Comm_idup(MPI_Comm comm, [[maybe_unused]] MPI_Comm* newcomm,
                                  [[maybe_unused]] MPI_Request* request) {
   return unsupported("MPI_Comm_idup", comm);
@@ -661,64 +647,6 @@ HCOMM_MPI_API int PMPI_Grequest_start([[maybe_unused]] MPI_Grequest_query_functi
   return unsupported("MPI_Grequest_start", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Grequest_start)
-HCOMM_MPI_API int PMPI_Group_compare([[maybe_unused]] MPI_Group group1, [[maybe_unused]] MPI_Group group2,
-                                     [[maybe_unused]] int* result) {
-  return unsupported("MPI_Group_compare", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_compare)
-HCOMM_MPI_API int PMPI_Group_difference([[maybe_unused]] MPI_Group group1, [[maybe_unused]] MPI_Group group2,
-                                        [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_difference", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_difference)
-HCOMM_MPI_API int PMPI_Group_excl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                  [[maybe_unused]] const int* ranks, [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_excl", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_excl)
-HCOMM_MPI_API int PMPI_Group_free([[maybe_unused]] MPI_Group* group) {
-  return unsupported("MPI_Group_free", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_free)
-HCOMM_MPI_API int PMPI_Group_incl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                  [[maybe_unused]] const int* ranks, [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_incl", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_incl)
-HCOMM_MPI_API int PMPI_Group_intersection([[maybe_unused]] MPI_Group group1, [[maybe_unused]] MPI_Group group2,
-                                          [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_intersection", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_intersection)
-HCOMM_MPI_API int PMPI_Group_range_excl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                        [[maybe_unused]] int ranges[][3], [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_range_excl", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_range_excl)
-HCOMM_MPI_API int PMPI_Group_range_incl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                        [[maybe_unused]] int ranges[][3], [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_range_incl", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_range_incl)
-HCOMM_MPI_API int PMPI_Group_rank([[maybe_unused]] MPI_Group group, [[maybe_unused]] int* rank) {
-  return unsupported("MPI_Group_rank", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_rank)
-HCOMM_MPI_API int PMPI_Group_size([[maybe_unused]] MPI_Group group, [[maybe_unused]] int* size) {
-  return unsupported("MPI_Group_size", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_size)
-HCOMM_MPI_API int PMPI_Group_translate_ranks([[maybe_unused]] MPI_Group group1, [[maybe_unused]] int n,
-                                             [[maybe_unused]] const int* ranks1, [[maybe_unused]] MPI_Group group2,
-                                             [[maybe_unused]] int* ranks2) {
-  return unsupported("MPI_Group_translate_ranks", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_translate_ranks)
-HCOMM_MPI_API int PMPI_Group_union([[maybe_unused]] MPI_Group group1, [[maybe_unused]] MPI_Group group2,
-                                   [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_union", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_union)
 HCOMM_MPI_API int PMPI_Ialltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
                                   [[maybe_unused]] const int* sdispls, [[maybe_unused]] const MPI_Datatype* sendtypes,
                                   [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
