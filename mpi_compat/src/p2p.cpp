@@ -59,15 +59,6 @@ void check_peer(int peer, const Comm& c, const char* argument, bool receive) {
     fail(MPI_ERR_RANK, "%s %d is not a rank of the communicator (ranks 0..%d)", argument, peer, c.size - 1);
 }
 
-// The checks of a send's and a receive's arguments; the bytes they move.
-size_t check_send(const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag) {
-  const size_t bytes = bytes_of(count, type);
-  check_buffer(buf, bytes, "buf");
-  check_peer(dest, c, "dest", false);
-  check_tag(tag, false);
-  return bytes;
-}
-
 size_t check_recv(const Comm& c, const void* buf, int count, MPI_Datatype type, int source, int tag) {
   const size_t bytes = bytes_of(count, type);
   check_buffer(buf, bytes, "buf");
@@ -76,8 +67,16 @@ size_t check_recv(const Comm& c, const void* buf, int count, MPI_Datatype type, 
   return bytes;
 }
 
-// Sends: the envelope, the data if it did not fit, and for a synchronous
-// send the receive of the acknowledgement.
+}  // namespace
+
+size_t check_send(const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag) {
+  const size_t bytes = bytes_of(count, type);
+  check_buffer(buf, bytes, "buf");
+  check_peer(dest, c, "dest", false);
+  check_tag(tag, false);
+  return bytes;
+}
+
 void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag,
                 bool synchronous) {
   const size_t bytes = check_send(c, buf, count, type, dest, tag);
@@ -98,6 +97,8 @@ void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datat
     issue(r.hcomm, "hcomm_irecv (a synchronous send's acknowledgement)",
           [&](hcomm_request_t* h) { return hcomm_irecv(&r.ack, 1, HCOMM_UINT8, dest, hcomm_tag(tag, kAck), c.h, h); });
 }
+
+namespace {
 
 void start_recv(Request& r, MPI_Comm comm, const Comm& c, void* buf, int count, MPI_Datatype type, int source,
                 int tag) {

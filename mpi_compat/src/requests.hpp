@@ -61,6 +61,12 @@ void issue(std::vector<hcomm_request_t>& into, const char* fn, Post post) {
   into.push_back(h);
 }
 
+// The checks of a send's arguments (MPI errors); the bytes it moves.
+size_t check_send(const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag);
+// Starts a send into r: the envelope, the data if it did not fit, and for
+// a synchronous send the receive of the acknowledgement.
+void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                bool synchronous);
 // A new MPI request handle for r.
 MPI_Request add_request(std::unique_ptr<Request> r);
 // Finishes r (waiting as wait_hcomm does) and fills status (may be

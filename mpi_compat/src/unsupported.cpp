@@ -56,26 +56,12 @@ HCOMM_MPI_API int PMPI_Attr_put(MPI_Comm comm, [[maybe_unused]] int keyval, [[ma
   return unsupported("MPI_Attr_put", comm);
 }
 HCOMM_MPI_ALIAS(Attr_put)
-HCOMM_MPI_API int PMPI_Bsend([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
-                             [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
-                             [[maybe_unused]] int tag, MPI_Comm comm) {
-  return unsupported("MPI_Bsend", comm);
-}
-HCOMM_MPI_ALIAS(Bsend)
 HCOMM_MPI_API int PMPI_Bsend_init([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
                                   [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
                                   [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
   return unsupported("MPI_Bsend_init", comm);
 }
 HCOMM_MPI_ALIAS(Bsend_init)
-HCOMM_MPI_API int PMPI_Buffer_attach([[maybe_unused]] void* buffer, [[maybe_unused]] int size) {
-  return unsupported("MPI_Buffer_attach", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Buffer_attach)
-HCOMM_MPI_API int PMPI_Buffer_detach([[maybe_unused]] void* buffer_addr, [[maybe_unused]] int* size) {
-  return unsupported("MPI_Buffer_detach", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Buffer_detach)
 HCOMM_MPI_API int PMPI_Cart_coords(MPI_Comm comm, [[maybe_unused]] int rank, [[maybe_unused]] int maxdims,
                                    [[maybe_unused]] int* coords) {
   return unsupported("MPI_Cart_coords", comm);
@@ -655,12 +641,6 @@ HCOMM_MPI_API int PMPI_Ialltoallw([[maybe_unused]] const void* sendbuf, [[maybe_
   return unsupported("MPI_Ialltoallw", comm);
 }
 HCOMM_MPI_ALIAS(Ialltoallw)
-HCOMM_MPI_API int PMPI_Ibsend([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
-                              [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
-                              [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Ibsend", comm);
-}
-HCOMM_MPI_ALIAS(Ibsend)
 HCOMM_MPI_API int PMPI_Iexscan([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf,
                                [[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype datatype,
                                [[maybe_unused]] MPI_Op op, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
