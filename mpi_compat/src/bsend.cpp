@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "mpi_compat/src/datatypes.hpp"
 #include "mpi_compat/src/requests.hpp"
 
 namespace hcomm::mpi {
@@ -46,12 +47,15 @@ void buffered_send(MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
   progress();  // messages that have left give their room back
   const size_t offset = reserve(bytes + MPI_BSEND_OVERHEAD);
   unsigned char* copy = attached.base + offset;
-  if (bytes) std::memcpy(copy, buf, bytes);
+  if (is_dense(type) && bytes)
+    std::memcpy(copy, buf, bytes);
+  else
+    pack(buf, 0, static_cast<size_t>(count), *layout_of(type), copy);
   auto r = std::make_unique<Request>();
   r->comm = comm;
   r->then = [offset] { attached.used.erase(offset); };
   try {
-    start_send(*r, c, copy, count, type, dest, tag, false);
+    start_send(*r, c, copy, static_cast<int>(bytes), MPI_BYTE, dest, tag, false);
   } catch (...) {
     attached.used.erase(offset);
     throw;

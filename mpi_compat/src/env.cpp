@@ -571,26 +571,6 @@ HCOMM_MPI_API int PMPI_Info_free(MPI_Info* info) {
 }
 HCOMM_MPI_ALIAS(Info_free)
 
-HCOMM_MPI_API int PMPI_Type_size(MPI_Datatype datatype, int* size) {
-  return call("MPI_Type_size", MPI_COMM_WORLD, [&] {
-    const TypeInfo& t = type_of(datatype);
-    check_out(size, "size");
-    *size = static_cast<int>(t.size);
-  });
-}
-HCOMM_MPI_ALIAS(Type_size)
-
-HCOMM_MPI_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
-  return call("MPI_Type_get_extent", MPI_COMM_WORLD, [&] {
-    const TypeInfo& t = type_of(datatype);
-    check_out(lb, "lb");
-    check_out(extent, "extent");
-    *lb = 0;
-    *extent = static_cast<MPI_Aint>(t.extent);
-  });
-}
-HCOMM_MPI_ALIAS(Type_get_extent)
-
 // A hook for profiling tools (which define MPI_Pcontrol themselves): nothing to do here.
 HCOMM_MPI_API int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }
 HCOMM_MPI_ALIAS(Pcontrol)

@@ -59,9 +59,10 @@ void check_peer(int peer, const Comm& c, const char* argument, bool receive) {
     fail(MPI_ERR_RANK, "%s %d is not a rank of the communicator (ranks 0..%d)", argument, peer, c.size - 1);
 }
 
+// A derived type's buffer may be MPI_BOTTOM (NULL) with absolute displacements.
 size_t check_recv(const Comm& c, const void* buf, int count, MPI_Datatype type, int source, int tag) {
   const size_t bytes = bytes_of(count, type);
-  check_buffer(buf, bytes, "buf");
+  if (is_dense(type)) check_buffer(buf, bytes, "buf");
   check_peer(source, c, "source", true);
   check_tag(tag, true);
   return bytes;
@@ -71,7 +72,7 @@ size_t check_recv(const Comm& c, const void* buf, int count, MPI_Datatype type, 
 
 size_t check_send(const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag) {
   const size_t bytes = bytes_of(count, type);
-  check_buffer(buf, bytes, "buf");
+  if (is_dense(type)) check_buffer(buf, bytes, "buf");
   check_peer(dest, c, "dest", false);
   check_tag(tag, false);
   return bytes;
@@ -81,6 +82,11 @@ void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datat
                 bool synchronous) {
   const size_t bytes = check_send(c, buf, count, type, dest, tag);
   if (dest == MPI_PROC_NULL) return;
+  if (!is_dense(type)) {
+    r.packed_in.resize(bytes);
+    pack(buf, 0, static_cast<size_t>(count), *layout_of(type), r.packed_in.data());
+    buf = r.packed_in.data();
+  }
   r.peer = dest;
   r.tag = tag;
   r.envelope.bytes = bytes;
@@ -111,6 +117,14 @@ void start_recv(Request& r, MPI_Comm comm, const Comm& c, void* buf, int count, 
     r.status.MPI_SOURCE = MPI_PROC_NULL;
     r.status.MPI_TAG = MPI_ANY_TAG;
     return;
+  }
+  if (!is_dense(type)) {
+    // Received packed, unpacked as far as the message goes.
+    r.packed_out.resize(r.capacity);
+    r.buf = r.packed_out.data();
+    r.unpack = [&r, buf, count, l = layout_of(type)] {
+      unpack(r.packed_out.data(), 0, static_cast<size_t>(count), static_cast<size_t>(count_of(r.status)), *l, buf);
+    };
   }
   Channel& channel = channels[{comm, source, tag}];
   if (channel.slots.size() == channel.receives.size()) {
@@ -358,16 +372,20 @@ HCOMM_MPI_API int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datat
                                         int recvtag, MPI_Comm comm, MPI_Status* status) {
   return call("MPI_Sendrecv_replace", comm, [&] {
     const Comm& c = comm_of(comm);
-    const size_t bytes = bytes_of(count, datatype);
-    check_buffer(buf, bytes, "buf");
-    check_send(c, buf, count, datatype, dest, sendtag);
+    const size_t bytes = check_send(c, buf, count, datatype, dest, sendtag);
     check_recv(c, buf, count, datatype, source, recvtag);
-    std::vector<unsigned char> copy(static_cast<const unsigned char*>(buf),
-                                    static_cast<const unsigned char*>(buf) + (buf ? bytes : 0));
+    // The message leaves from a copy (start_send packs one of a type that
+    // is not dense): the receive overwrites buf.
+    std::vector<unsigned char> copy;
+    const void* from = buf;
+    if (is_dense(datatype) && buf) {
+      copy.assign(static_cast<const unsigned char*>(buf), static_cast<const unsigned char*>(buf) + bytes);
+      from = copy.data();
+    }
     Request send, recv;
     send.comm = recv.comm = comm;
+    start_send(send, c, from, count, datatype, dest, sendtag, false);
     start_recv(recv, comm, c, buf, count, datatype, source, recvtag);
-    start_send(send, c, copy.data(), count, datatype, dest, sendtag, false);
     wait_request(recv, status, "MPI_Sendrecv_replace");
     wait_request(send, MPI_STATUS_IGNORE, "MPI_Sendrecv_replace");
   });

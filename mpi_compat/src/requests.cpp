@@ -119,6 +119,7 @@ void complete(Request& r) {
   r.completed = true;
   r.hcomm.clear();
   if (r.then) std::exchange(r.then, nullptr)();
+  if (r.unpack) std::exchange(r.unpack, nullptr)();
 }
 
 void report(const Request& r, MPI_Status* status) {
@@ -334,7 +335,7 @@ HCOMM_MPI_API int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype
   return call("MPI_Get_count", MPI_COMM_WORLD, [&] {
     if (!status || status == MPI_STATUS_IGNORE) fail(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
     if (!count) fail(MPI_ERR_ARG, "count is NULL");
-    const size_t size = type_of(datatype).extent;
+    const size_t size = type_of(datatype).size;
     const MPI_Count bytes = count_of(*status);
     *count = bytes % static_cast<MPI_Count>(size) ? MPI_UNDEFINED : static_cast<int>(bytes / size);
   });

@@ -49,6 +49,10 @@ struct Request {
   std::vector<unsigned char> overflow;  // a truncated message's bytes
   unsigned char ack = 0;
   std::vector<size_t> counts;  // layouts an HComm v-collective reads while it runs
+  // Types whose elements do not lie packed: what HComm reads (packed before
+  // the call) and writes (unpacked by `unpack` once it is done).
+  std::vector<unsigned char> packed_in, packed_out;
+  std::function<void()> unpack;
   int error_class = MPI_SUCCESS;
   std::string error_text;
 };

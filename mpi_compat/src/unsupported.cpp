@@ -578,10 +578,6 @@ HCOMM_MPI_API int PMPI_Get_accumulate([[maybe_unused]] const void* origin_addr, 
   return unsupported("MPI_Get_accumulate", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Get_accumulate)
-HCOMM_MPI_API int PMPI_Get_address([[maybe_unused]] const void* location, [[maybe_unused]] MPI_Aint* address) {
-  return unsupported("MPI_Get_address", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Get_address)
 HCOMM_MPI_API int PMPI_Get_elements([[maybe_unused]] const MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype,
                                     [[maybe_unused]] int* count) {
   return unsupported("MPI_Get_elements", MPI_COMM_WORLD);
@@ -800,12 +796,6 @@ HCOMM_MPI_API int PMPI_Open_port([[maybe_unused]] MPI_Info info, [[maybe_unused]
   return unsupported("MPI_Open_port", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Open_port)
-HCOMM_MPI_API int PMPI_Pack([[maybe_unused]] const void* inbuf, [[maybe_unused]] int incount,
-                            [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] void* outbuf,
-                            [[maybe_unused]] int outsize, [[maybe_unused]] int* position, MPI_Comm comm) {
-  return unsupported("MPI_Pack", comm);
-}
-HCOMM_MPI_ALIAS(Pack)
 HCOMM_MPI_API int PMPI_Pack_external([[maybe_unused]] const char* datarep, [[maybe_unused]] const void* inbuf,
                                      [[maybe_unused]] int incount, [[maybe_unused]] MPI_Datatype datatype,
                                      [[maybe_unused]] void* outbuf, [[maybe_unused]] MPI_Aint outsize,
@@ -818,11 +808,6 @@ HCOMM_MPI_API int PMPI_Pack_external_size([[maybe_unused]] const char* datarep, 
   return unsupported("MPI_Pack_external_size", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Pack_external_size)
-HCOMM_MPI_API int PMPI_Pack_size([[maybe_unused]] int incount, [[maybe_unused]] MPI_Datatype datatype, MPI_Comm comm,
-                                 [[maybe_unused]] int* size) {
-  return unsupported("MPI_Pack_size", comm);
-}
-HCOMM_MPI_ALIAS(Pack_size)
 HCOMM_MPI_API int PMPI_Probe([[maybe_unused]] int source, [[maybe_unused]] int tag, MPI_Comm comm,
                              [[maybe_unused]] MPI_Status* status) {
   return unsupported("MPI_Probe", comm);
@@ -1102,15 +1087,6 @@ HCOMM_MPI_API int PMPI_Topo_test(MPI_Comm comm, [[maybe_unused]] int* status) {
   return unsupported("MPI_Topo_test", comm);
 }
 HCOMM_MPI_ALIAS(Topo_test)
-HCOMM_MPI_API int PMPI_Type_commit([[maybe_unused]] MPI_Datatype* datatype) {
-  return unsupported("MPI_Type_commit", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_commit)
-HCOMM_MPI_API int PMPI_Type_contiguous([[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype oldtype,
-                                       [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_contiguous", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_contiguous)
 HCOMM_MPI_API int PMPI_Type_create_darray([[maybe_unused]] int size, [[maybe_unused]] int rank,
                                           [[maybe_unused]] int ndims, [[maybe_unused]] const int* array_of_gsizes,
                                           [[maybe_unused]] const int* array_of_distribs,
@@ -1135,14 +1111,6 @@ HCOMM_MPI_API int PMPI_Type_create_f90_real([[maybe_unused]] int p, [[maybe_unus
   return unsupported("MPI_Type_create_f90_real", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_f90_real)
-HCOMM_MPI_API int PMPI_Type_create_hindexed([[maybe_unused]] int count,
-                                            [[maybe_unused]] const int* array_of_blocklengths,
-                                            [[maybe_unused]] const MPI_Aint* array_of_displacements,
-                                            [[maybe_unused]] MPI_Datatype oldtype,
-                                            [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_hindexed", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_hindexed)
 HCOMM_MPI_API int PMPI_Type_create_hindexed_block([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
                                                   [[maybe_unused]] const MPI_Aint* array_of_displacements,
                                                   [[maybe_unused]] MPI_Datatype oldtype,
@@ -1150,37 +1118,12 @@ HCOMM_MPI_API int PMPI_Type_create_hindexed_block([[maybe_unused]] int count, [[
   return unsupported("MPI_Type_create_hindexed_block", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_hindexed_block)
-HCOMM_MPI_API int PMPI_Type_create_hvector([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                           [[maybe_unused]] MPI_Aint stride, [[maybe_unused]] MPI_Datatype oldtype,
-                                           [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_hvector", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_hvector)
-HCOMM_MPI_API int PMPI_Type_create_indexed_block([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                                 [[maybe_unused]] const int* array_of_displacements,
-                                                 [[maybe_unused]] MPI_Datatype oldtype,
-                                                 [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_indexed_block", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_indexed_block)
 HCOMM_MPI_API int PMPI_Type_create_keyval([[maybe_unused]] MPI_Type_copy_attr_function* type_copy_attr_fn,
                                           [[maybe_unused]] MPI_Type_delete_attr_function* type_delete_attr_fn,
                                           [[maybe_unused]] int* type_keyval, [[maybe_unused]] void* extra_state) {
   return unsupported("MPI_Type_create_keyval", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_keyval)
-HCOMM_MPI_API int PMPI_Type_create_resized([[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Aint lb,
-                                           [[maybe_unused]] MPI_Aint extent, [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_resized", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_resized)
-HCOMM_MPI_API int PMPI_Type_create_struct([[maybe_unused]] int count, [[maybe_unused]] const int* array_of_blocklengths,
-                                          [[maybe_unused]] const MPI_Aint* array_of_displacements,
-                                          [[maybe_unused]] const MPI_Datatype* array_of_types,
-                                          [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_struct", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_struct)
 HCOMM_MPI_API int PMPI_Type_create_subarray([[maybe_unused]] int ndims, [[maybe_unused]] const int* array_of_sizes,
                                             [[maybe_unused]] const int* array_of_subsizes,
                                             [[maybe_unused]] const int* array_of_starts, [[maybe_unused]] int order,
@@ -1193,18 +1136,10 @@ HCOMM_MPI_API int PMPI_Type_delete_attr([[maybe_unused]] MPI_Datatype datatype, 
   return unsupported("MPI_Type_delete_attr", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_delete_attr)
-HCOMM_MPI_API int PMPI_Type_dup([[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_dup", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_dup)
 HCOMM_MPI_API int PMPI_Type_extent([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Aint* extent) {
   return unsupported("MPI_Type_extent", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_extent)
-HCOMM_MPI_API int PMPI_Type_free([[maybe_unused]] MPI_Datatype* datatype) {
-  return unsupported("MPI_Type_free", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_free)
 HCOMM_MPI_API int PMPI_Type_free_keyval([[maybe_unused]] int* type_keyval) {
   return unsupported("MPI_Type_free_keyval", MPI_COMM_WORLD);
 }
@@ -1238,35 +1173,12 @@ HCOMM_MPI_API int PMPI_Type_get_name([[maybe_unused]] MPI_Datatype datatype, [[m
   return unsupported("MPI_Type_get_name", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_get_name)
-HCOMM_MPI_API int PMPI_Type_get_true_extent([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Aint* true_lb,
-                                            [[maybe_unused]] MPI_Aint* true_extent) {
-  return unsupported("MPI_Type_get_true_extent", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_get_true_extent)
 HCOMM_MPI_API int PMPI_Type_get_true_extent_x([[maybe_unused]] MPI_Datatype datatype,
                                               [[maybe_unused]] MPI_Count* true_lb,
                                               [[maybe_unused]] MPI_Count* true_extent) {
   return unsupported("MPI_Type_get_true_extent_x", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_get_true_extent_x)
-HCOMM_MPI_API int PMPI_Type_hindexed([[maybe_unused]] int count, [[maybe_unused]] int* array_of_blocklengths,
-                                     [[maybe_unused]] MPI_Aint* array_of_displacements,
-                                     [[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_hindexed", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_hindexed)
-HCOMM_MPI_API int PMPI_Type_hvector([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                    [[maybe_unused]] MPI_Aint stride, [[maybe_unused]] MPI_Datatype oldtype,
-                                    [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_hvector", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_hvector)
-HCOMM_MPI_API int PMPI_Type_indexed([[maybe_unused]] int count, [[maybe_unused]] const int* array_of_blocklengths,
-                                    [[maybe_unused]] const int* array_of_displacements,
-                                    [[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_indexed", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_indexed)
 HCOMM_MPI_API int PMPI_Type_lb([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Aint* displacement) {
   return unsupported("MPI_Type_lb", MPI_COMM_WORLD);
 }
@@ -1289,29 +1201,10 @@ HCOMM_MPI_API int PMPI_Type_size_x([[maybe_unused]] MPI_Datatype datatype, [[may
   return unsupported("MPI_Type_size_x", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_size_x)
-HCOMM_MPI_API int PMPI_Type_struct([[maybe_unused]] int count, [[maybe_unused]] int* array_of_blocklengths,
-                                   [[maybe_unused]] MPI_Aint* array_of_displacements,
-                                   [[maybe_unused]] MPI_Datatype* array_of_types,
-                                   [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_struct", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_struct)
 HCOMM_MPI_API int PMPI_Type_ub([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Aint* displacement) {
   return unsupported("MPI_Type_ub", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_ub)
-HCOMM_MPI_API int PMPI_Type_vector([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                   [[maybe_unused]] int stride, [[maybe_unused]] MPI_Datatype oldtype,
-                                   [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_vector", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_vector)
-HCOMM_MPI_API int PMPI_Unpack([[maybe_unused]] const void* inbuf, [[maybe_unused]] int insize,
-                              [[maybe_unused]] int* position, [[maybe_unused]] void* outbuf,
-                              [[maybe_unused]] int outcount, [[maybe_unused]] MPI_Datatype datatype, MPI_Comm comm) {
-  return unsupported("MPI_Unpack", comm);
-}
-HCOMM_MPI_ALIAS(Unpack)
 HCOMM_MPI_API int PMPI_Unpack_external([[maybe_unused]] const char* datarep, [[maybe_unused]] const void* inbuf,
                                        [[maybe_unused]] MPI_Aint insize, [[maybe_unused]] MPI_Aint* position,
                                        [[maybe_unused]] void* outbuf, [[maybe_unused]] int outcount,
