@@ -155,42 +155,44 @@ static void request_free(int count) {
   free(in);
 }
 
-/* MPI_Cancel: of two receives posted from prev, the first is cancelled
- * before anything is sent; the two messages then go to the second receive
- * and to a third one posted after the cancel. */
+/* MPI_Cancel: of three receives posted from prev, the first and the last
+ * are cancelled before anything is sent; the three messages then go to the
+ * second receive and to two posted after the cancels, in order. */
 static void cancel(int count) {
-  const int next = (rank + 1) % size, prev = (rank + size - 1) % size, tag = 32;
-  int* out = malloc(2 * (count + 1) * sizeof(int));
-  int* in = malloc(3 * (count + 1) * sizeof(int));
-  for (int m = 0; m < 2; ++m)
-    for (int i = 0; i < count; ++i) out[m * (count + 1) + i] = value(rank, next, tag, i + m);
-  for (int i = 0; i < 3 * (count + 1); ++i) in[i] = -1;
-  MPI_Request recvs[3], sends[2];
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size, tag = 32, stride = count + 1;
+  int* out = malloc(3 * stride * sizeof(int));
+  int* in = malloc(5 * stride * sizeof(int));
+  for (int m = 0; m < 3; ++m)
+    for (int i = 0; i < count; ++i) out[m * stride + i] = value(rank, next, tag, i + m);
+  for (int i = 0; i < 5 * stride; ++i) in[i] = -1;
+  MPI_Request recvs[5], sends[3];
   MPI_Status st;
-  int flag = 1;
-  MPI_OK(MPI_Irecv(in, count + 1, MPI_INT, prev, tag, MPI_COMM_WORLD, &recvs[0]));
-  MPI_OK(MPI_Irecv(in + count + 1, count + 1, MPI_INT, prev, tag, MPI_COMM_WORLD, &recvs[1]));
-  MPI_OK(MPI_Cancel(&recvs[0]));
-  MPI_OK(MPI_Wait(&recvs[0], &st));
-  MPI_OK(MPI_Test_cancelled(&st, &flag));
-  CHECK(flag, "a receive cancelled before any message came is not cancelled");
+  int flag = 0;
+  for (int k = 0; k < 3; ++k) MPI_OK(MPI_Irecv(in + k * stride, stride, MPI_INT, prev, tag, MPI_COMM_WORLD, &recvs[k]));
+  for (int k = 0; k < 3; k += 2) {
+    MPI_OK(MPI_Cancel(&recvs[k]));
+    MPI_OK(MPI_Wait(&recvs[k], &st));
+    MPI_OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag, "receive %d, cancelled before any message came, is not cancelled", k);
+  }
   MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-  for (int m = 0; m < 2; ++m)
-    MPI_OK(MPI_Isend(out + m * (count + 1), count, MPI_INT, next, tag, MPI_COMM_WORLD, &sends[m]));
+  for (int m = 0; m < 3; ++m) MPI_OK(MPI_Isend(out + m * stride, count, MPI_INT, next, tag, MPI_COMM_WORLD, &sends[m]));
   MPI_OK(MPI_Wait(&recvs[1], &st));
   MPI_OK(MPI_Test_cancelled(&st, &flag));
   CHECK(!flag, "a receive that got its message says it was cancelled");
   int got = -1;
   MPI_OK(MPI_Get_count(&st, MPI_INT, &got));
   CHECK(got == count, "the receive after the cancelled one got %d elements, expected %d", got, count);
-  MPI_OK(MPI_Irecv(in + 2 * (count + 1), count + 1, MPI_INT, prev, tag, MPI_COMM_WORLD, &recvs[2]));
-  MPI_OK(MPI_Wait(&recvs[2], MPI_STATUS_IGNORE));
-  for (int m = 0; m < 2; ++m)
-    for (int i = 0; i < count; ++i)
-      CHECK(in[(m + 1) * (count + 1) + i] == value(prev, rank, tag, i + m),
-            "message %d after a cancelled receive (count %d): element %d is %d, expected %d", m, count, i,
-            in[(m + 1) * (count + 1) + i], value(prev, rank, tag, i + m));
-  for (int i = 0; i < count + 1; ++i) CHECK(in[i] == -1, "the cancelled receive wrote element %d: %d", i, in[i]);
+  for (int k = 3; k < 5; ++k) MPI_OK(MPI_Irecv(in + k * stride, stride, MPI_INT, prev, tag, MPI_COMM_WORLD, &recvs[k]));
+  MPI_OK(MPI_Waitall(2, recvs + 3, MPI_STATUSES_IGNORE));
+  const int message_in[5] = {-1, 0, -1, 1, 2}; /* which message each receive holds; -1: none */
+  for (int k = 0; k < 5; ++k)
+    for (int i = 0; i < count + 1; ++i) {
+      const int want = message_in[k] < 0 || i == count ? -1 : value(prev, rank, tag, i + message_in[k]);
+      CHECK(in[k * stride + i] == want, "receive %d around cancelled ones (count %d): element %d is %d, expected %d", k,
+            count, i, in[k * stride + i], want);
+    }
+  MPI_OK(MPI_Waitall(3, sends, MPI_STATUSES_IGNORE));
   /* Cancelling a receive that has completed changes nothing. */
   MPI_OK(MPI_Irecv(in, count + 1, MPI_INT, rank, tag + 1, MPI_COMM_WORLD, &recvs[0]));
   MPI_OK(MPI_Send(out, count, MPI_INT, rank, tag + 1, MPI_COMM_WORLD));
@@ -202,7 +204,6 @@ static void cancel(int count) {
   CHECK(!flag, "a completed receive was cancelled");
   for (int i = 0; i < count; ++i)
     CHECK(in[i] == value(rank, next, tag, i), "a receive cancelled after it completed: element %d is %d", i, in[i]);
-  MPI_OK(MPI_Waitall(2, sends, MPI_STATUSES_IGNORE));
   free(out);
   free(in);
 }
