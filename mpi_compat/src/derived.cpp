@@ -86,16 +86,13 @@ Layout build(const std::vector<Block>& blocks, bool pad) {
   return l;
 }
 
+// A negative count or blocklength, as MPICH classes it.
 void check_count(int count, const char* argument) {
   if (count < 0) fail(MPI_ERR_COUNT, "%s is %d, below 0", argument, count);
 }
 
-void check_blocklength(int n, const char* argument) {
-  if (n < 0) fail(MPI_ERR_ARG, "%s is %d, below 0", argument, n);
-}
-
 void check_array(int count, const void* array, const char* argument) {
-  if (count && !array) fail(MPI_ERR_ARG, "%s is NULL", argument);
+  if (count > 0 && !array) fail(MPI_ERR_ARG, "%s is NULL", argument);
 }
 
 // Runs a type constructor: checks newtype, and names the result.
@@ -115,7 +112,7 @@ Layout blocks_of(int count, MPI_Datatype oldtype, Displacement displacement, Len
   LayoutPtr old = layout_of(oldtype, "oldtype");
   std::vector<Block> blocks;
   for (int i = 0; i < count; ++i) {
-    check_blocklength(blocklength(i), "a blocklength");
+    check_count(blocklength(i), "a blocklength");
     blocks.push_back({displacement(i), static_cast<size_t>(blocklength(i)), old});
   }
   return build(blocks, false);
@@ -148,7 +145,7 @@ Layout structure(int count, const int* blocklengths, const MPI_Aint* displacemen
   check_array(count, types, "array_of_types");
   std::vector<Block> blocks;
   for (int i = 0; i < count; ++i) {
-    check_blocklength(blocklengths[i], "a blocklength");
+    check_count(blocklengths[i], "a blocklength");
     blocks.push_back({displacements[i], static_cast<size_t>(blocklengths[i]), layout_of(types[i], "a type")});
   }
   return build(blocks, true);
@@ -235,7 +232,7 @@ HCOMM_MPI_ALIAS(Type_hindexed)
 HCOMM_MPI_API int PMPI_Type_create_indexed_block(int count, int blocklength, const int* array_of_displacements,
                                                  MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return construct("MPI_Type_create_indexed_block", newtype, [&] {
-    check_blocklength(blocklength, "blocklength");
+    check_count(blocklength, "blocklength");
     return indexed(count, std::vector<int>(count > 0 ? count : 0, blocklength).data(), array_of_displacements, oldtype);
   });
 }

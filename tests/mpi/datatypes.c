@@ -340,6 +340,10 @@ static void bad_arguments(void) {
   char small[4];
   EXPECT_CLASS(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT);
   EXPECT_CLASS(MPI_Type_vector(2, 1, 2, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE);
+  int lengths[2] = {1, -1}, displs[2] = {0, 2};
+  EXPECT_CLASS(MPI_Type_indexed(-1, lengths, displs, MPI_INT, &t), MPI_ERR_COUNT);
+  EXPECT_CLASS(MPI_Type_indexed(2, lengths, displs, MPI_INT, &t), MPI_ERR_COUNT);
+  EXPECT_CLASS(MPI_Type_vector(2, -1, 2, MPI_INT, &t), MPI_ERR_COUNT);
   EXPECT_CLASS(MPI_Type_commit(&t), MPI_ERR_TYPE);
   t = MPI_INT;
   EXPECT_CLASS(MPI_Type_free(&t), MPI_ERR_TYPE);
