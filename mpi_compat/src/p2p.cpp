@@ -177,6 +177,15 @@ void take_envelope(Request& r, const Envelope& envelope) {
     });
 }
 
+// A receive that waits for its envelope stops waiting: its slot stays for
+// the next receive of its channel.
+void withdraw(Request& r) {
+  std::deque<Request*>& receives = channels[{r.comm, r.peer, r.tag}].receives;
+  receives.erase(std::find(receives.begin(), receives.end(), &r));
+  r.awaiting_envelope = false;
+  --awaiting;
+}
+
 template <class Start>
 int point_to_point(const char* fn, MPI_Comm comm, bool nonblocking, MPI_Request* request, MPI_Status* status,
                    Start start) {
@@ -230,10 +239,7 @@ bool progress() {
 bool cancel_receive(Request& r) {
   progress();
   if (!r.awaiting_envelope) return false;
-  std::deque<Request*>& receives = channels[{r.comm, r.peer, r.tag}].receives;
-  receives.erase(std::find(receives.begin(), receives.end(), &r));
-  r.awaiting_envelope = false;
-  --awaiting;
+  withdraw(r);
   set_cancelled(r.status, true);
   return true;
 }
@@ -283,6 +289,8 @@ void wait_request(Request& r, MPI_Status* status, const char* fn) {
     }
     for (hcomm_request_t& h : r.hcomm) wait_hcomm(h, fn);
   } catch (Error& e) {
+    // The request ends here: no envelope may come into it later.
+    if (r.awaiting_envelope) withdraw(r);
     // HComm's text speaks of its own messages: say which MPI message they carry.
     if (r.peer != MPI_PROC_NULL)
       e.text += " [the MPI message " + std::string(r.receive ? "from" : "to") + " rank " + std::to_string(r.peer) +
