@@ -106,7 +106,7 @@ void bcast(const Comm& c, Request& r, void* buf, int count, MPI_Datatype type, i
   const size_t bytes = bytes_of(count, type);
   check_root(root, c);
   check_not_in_place(buf, "buffer");
-  check_buffer(buf, bytes, "buffer");
+  check_data(buf, bytes, type, "buffer");
   buf = staged(r, r.packed_out, buf, type, whole(count), c.rank == root, c.rank != root);
   issue(r.hcomm, "hcomm_ibroadcast",
         [&](hcomm_request_t* h) { return hcomm_ibroadcast(buf, buf, bytes, HCOMM_UINT8, root, c.h, h); });
@@ -143,10 +143,10 @@ void allgather(const Comm& c, Request& r, const void* send, int sendcount, MPI_D
                int recvcount, MPI_Datatype recvtype) {
   const size_t bytes = bytes_of(recvcount, recvtype, "recvcount");
   check_not_in_place(recv, "recvbuf");
-  check_buffer(recv, bytes, "recvbuf");
+  check_data(recv, bytes, recvtype, "recvbuf");
   if (!in_place(send)) {
     check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
-    check_buffer(send, bytes, "sendbuf");
+    check_data(send, bytes, sendtype, "sendbuf");
   }
   send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
   recv = staged(r, r.packed_out, recv, recvtype, whole(c.size * recvcount), in_place(send), true);
@@ -161,10 +161,10 @@ void allgatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_
   const size_t counts = add_layout(r, recvcounts, c, element_bytes, "recvcounts", false);
   const size_t offsets = add_layout(r, displs, c, element_bytes, "displs", true);
   check_not_in_place(recv, "recvbuf");
-  check_buffer(recv, std::accumulate(r.counts.begin(), r.counts.begin() + c.size, size_t{0}), "recvbuf");
+  check_data(recv, std::accumulate(r.counts.begin(), r.counts.begin() + c.size, size_t{0}), recvtype, "recvbuf");
   if (!in_place(send)) {
     check_same(bytes_of(sendcount, sendtype, "sendcount"), r.counts[counts + c.rank]);
-    check_buffer(send, r.counts[counts + c.rank], "sendbuf");
+    check_data(send, r.counts[counts + c.rank], sendtype, "sendbuf");
   }
   send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
   recv = staged(r, r.packed_out, recv, recvtype, blocks(recvcounts, displs, c), in_place(send), true);
@@ -183,13 +183,13 @@ void gather(const Comm& c, Request& r, const void* send, int sendcount, MPI_Data
   if (is_root) {
     bytes = bytes_of(recvcount, recvtype, "recvcount");
     check_not_in_place(recv, "recvbuf");
-    check_buffer(recv, bytes, "recvbuf");
+    check_data(recv, bytes, recvtype, "recvbuf");
     if (!in_place(send)) check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
     recv = staged(r, r.packed_out, recv, recvtype, whole(c.size * recvcount), in_place(send), true);
   } else {
     bytes = bytes_of(sendcount, sendtype, "sendcount");
   }
-  if (!in_place(send)) check_buffer(send, bytes, "sendbuf");
+  if (!in_place(send)) check_data(send, bytes, sendtype, "sendbuf");
   send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
   const void* from = in_place(send) ? at(recv, root * bytes) : send;
   issue(r.hcomm, "hcomm_igather", [&](hcomm_request_t* h) {
@@ -206,13 +206,13 @@ void scatter(const Comm& c, Request& r, const void* send, int sendcount, MPI_Dat
   if (is_root) {
     bytes = bytes_of(sendcount, sendtype, "sendcount");
     check_not_in_place(send, "sendbuf");
-    check_buffer(send, bytes, "sendbuf");
+    check_data(send, bytes, sendtype, "sendbuf");
     if (!in_place(recv)) check_same(bytes, bytes_of(recvcount, recvtype, "recvcount"));
     send = staged(r, r.packed_in, send, sendtype, whole(c.size * sendcount), true, false);
   } else {
     bytes = bytes_of(recvcount, recvtype, "recvcount");
   }
-  if (!in_place(recv)) check_buffer(recv, bytes, "recvbuf");
+  if (!in_place(recv)) check_data(recv, bytes, recvtype, "recvbuf");
   recv = staged(r, r.packed_out, recv, recvtype, whole(recvcount), false, true);
   void* into = in_place(recv) ? at(const_cast<void*>(send), root * bytes) : recv;
   issue(r.hcomm, "hcomm_iscatter", [&](hcomm_request_t* h) {
@@ -267,7 +267,7 @@ void gatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Dat
   if (in_place(send) && !is_root) fail(MPI_ERR_BUFFER, "sendbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
   const Layouts l = zero_layouts(r, c);
   const size_t bytes = in_place(send) ? 0 : bytes_of(sendcount, sendtype, "sendcount");
-  if (!in_place(send)) check_buffer(send, bytes, "sendbuf");
+  if (!in_place(send)) check_data(send, bytes, sendtype, "sendbuf");
   if (is_root) {
     check_not_in_place(recv, "recvbuf");
     root_blocks(r, c, recvcounts, displs, recvtype, "recvcounts", "recvtype", l.recv_counts, l.recv_displs);
@@ -275,7 +275,7 @@ void gatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Dat
       r.counts[l.recv_counts + root] = 0;  // the root's own block is in place already
     else
       check_same(bytes, r.counts[l.recv_counts + root]);
-    check_buffer(recv, root_total(r, c, l.recv_counts), "recvbuf");
+    check_data(recv, root_total(r, c, l.recv_counts), recvtype, "recvbuf");
     recv = staged(r, r.packed_out, recv, recvtype, blocks(recvcounts, displs, c), in_place(send), true);
   }
   send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
@@ -290,7 +290,7 @@ void scatterv(const Comm& c, Request& r, const void* send, const int* sendcounts
   if (in_place(recv) && !is_root) fail(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
   const Layouts l = zero_layouts(r, c);
   const size_t bytes = in_place(recv) ? 0 : bytes_of(recvcount, recvtype, "recvcount");
-  if (!in_place(recv)) check_buffer(recv, bytes, "recvbuf");
+  if (!in_place(recv)) check_data(recv, bytes, recvtype, "recvbuf");
   if (is_root) {
     check_not_in_place(send, "sendbuf");
     root_blocks(r, c, sendcounts, displs, sendtype, "sendcounts", "sendtype", l.send_counts, l.send_displs);
@@ -298,7 +298,7 @@ void scatterv(const Comm& c, Request& r, const void* send, const int* sendcounts
       r.counts[l.send_counts + root] = 0;  // the root's own block stays where it is
     else
       check_same(r.counts[l.send_counts + root], bytes);
-    check_buffer(send, root_total(r, c, l.send_counts), "sendbuf");
+    check_data(send, root_total(r, c, l.send_counts), sendtype, "sendbuf");
     send = staged(r, r.packed_in, send, sendtype, blocks(sendcounts, displs, c), true, false);
   }
   recv = staged(r, r.packed_out, recv, recvtype, whole(recvcount), false, true);
@@ -310,10 +310,10 @@ void alltoall(const Comm& c, Request& r, const void* send, int sendcount, MPI_Da
               int recvcount, MPI_Datatype recvtype) {
   const size_t bytes = bytes_of(recvcount, recvtype, "recvcount");
   check_not_in_place(recv, "recvbuf");
-  check_buffer(recv, bytes, "recvbuf");
+  check_data(recv, bytes, recvtype, "recvbuf");
   if (!in_place(send)) {
     check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
-    check_buffer(send, bytes, "sendbuf");
+    check_data(send, bytes, sendtype, "sendbuf");
   }
   send = staged(r, r.packed_in, send, sendtype, whole(c.size * sendcount), true, false);
   recv = staged(r, r.packed_out, recv, recvtype, whole(c.size * recvcount), in_place(send), true);

@@ -200,6 +200,10 @@ bool is_dense(MPI_Datatype type) {
   return t ? t->size == t->extent : layout_of(type)->dense();
 }
 
+void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument) {
+  if (is_dense(type)) check_buffer(buf, bytes, argument);
+}
+
 void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned char* out) {
   out += first * l.size;
   for (size_t k = first; k < first + count; ++k) {

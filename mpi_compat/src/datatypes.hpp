@@ -54,6 +54,9 @@ const TypeInfo* derived_type_info(MPI_Datatype type, const char* argument);
 LayoutPtr derived_layout(MPI_Datatype type);
 // Whether count elements of type lie packed in memory, so HComm can move them in place.
 bool is_dense(MPI_Datatype type);
+// MPI_ERR_BUFFER for a NULL buffer of a dense type that should hold bytes;
+// another type's buffer may be MPI_BOTTOM (NULL), its displacements absolute.
+void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument);
 // Elements [first, first + count) of a buffer of layout l: packed into out
 // (at first * size), or unpacked from in, of which only `bytes` are there
 // (a message may end inside an element).

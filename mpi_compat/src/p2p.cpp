@@ -59,10 +59,9 @@ void check_peer(int peer, const Comm& c, const char* argument, bool receive) {
     fail(MPI_ERR_RANK, "%s %d is not a rank of the communicator (ranks 0..%d)", argument, peer, c.size - 1);
 }
 
-// A derived type's buffer may be MPI_BOTTOM (NULL) with absolute displacements.
 size_t check_recv(const Comm& c, const void* buf, int count, MPI_Datatype type, int source, int tag) {
   const size_t bytes = bytes_of(count, type);
-  if (is_dense(type)) check_buffer(buf, bytes, "buf");
+  check_data(buf, bytes, type, "buf");
   check_peer(source, c, "source", true);
   check_tag(tag, true);
   return bytes;
@@ -72,7 +71,7 @@ size_t check_recv(const Comm& c, const void* buf, int count, MPI_Datatype type, 
 
 size_t check_send(const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag) {
   const size_t bytes = bytes_of(count, type);
-  if (is_dense(type)) check_buffer(buf, bytes, "buf");
+  check_data(buf, bytes, type, "buf");
   check_peer(dest, c, "dest", false);
   check_tag(tag, false);
   return bytes;

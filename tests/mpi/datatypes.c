@@ -2,9 +2,10 @@
  * MPI_Type_dup, _commit, _free; MPI_Pack / MPI_Unpack / MPI_Pack_size;
  * derived types in point to point (a vector one way, plain ints the other,
  * a C struct, a padded pair type, a type freed while its receive is
- * pending) and in the data-moving collectives (bcast, gather, scatter,
- * allgather in place too, allgatherv, alltoall, alltoallv), with the gaps
- * between the data checked untouched; the error classes of bad arguments. */
+ * pending, a struct of absolute addresses from MPI_BOTTOM) and in the
+ * data-moving collectives (bcast, gather, scatter, allgather in place too,
+ * allgatherv, alltoall, alltoallv), with the gaps between the data checked
+ * untouched; the error classes of bad arguments. */
 #include <stddef.h>
 #include <string.h>
 
@@ -214,6 +215,40 @@ static void point_to_point(int count) {
   free(in);
 }
 
+/* A struct of absolute addresses, used from MPI_BOTTOM: the classic way to
+ * broadcast scattered parameters, and a ring of them with
+ * MPI_Sendrecv_replace. */
+static void absolute_addresses(void) {
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  int i = -1;
+  double d = -1;
+  char name[8] = "";
+  int lengths[3] = {1, 1, 8};
+  MPI_Aint addresses[3];
+  MPI_Datatype types[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR}, params;
+  MPI_OK(MPI_Get_address(&i, &addresses[0]));
+  MPI_OK(MPI_Get_address(&d, &addresses[1]));
+  MPI_OK(MPI_Get_address(name, &addresses[2]));
+  MPI_OK(MPI_Type_create_struct(3, lengths, addresses, types, &params));
+  MPI_OK(MPI_Type_commit(&params));
+  if (rank == 0) {
+    i = 42;
+    d = 2.5;
+    strcpy(name, "hcomm");
+  }
+  MPI_OK(MPI_Bcast(MPI_BOTTOM, 1, params, 0, MPI_COMM_WORLD));
+  CHECK(i == 42 && d == 2.5 && strcmp(name, "hcomm") == 0, "MPI_Bcast from MPI_BOTTOM: {%d, %g, \"%s\"}", i, d, name);
+  i = rank;
+  d = rank * 0.25;
+  snprintf(name, sizeof name, "r%d", rank);
+  MPI_OK(MPI_Sendrecv_replace(MPI_BOTTOM, 1, params, next, 56, prev, 56, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  char want[16];
+  snprintf(want, sizeof want, "r%d", prev);
+  CHECK(i == prev && d == prev * 0.25 && strcmp(name, want) == 0,
+        "MPI_Sendrecv_replace from MPI_BOTTOM: {%d, %g, \"%s\"}, expected rank %d's", i, d, name, prev);
+  MPI_OK(MPI_Type_free(&params));
+}
+
 /* Collectives on "one int of every two" (an int resized to extent 8):
  * element k of a buffer is int 2k, and every odd int must stay GAP. */
 static MPI_Datatype every_other;
@@ -379,6 +414,7 @@ int main(int argc, char** argv) {
     collectives(test_counts[ci]);
   }
   MPI_OK(MPI_Type_free(&every_other));
+  absolute_addresses();
   bad_arguments();
   MPI_OK(MPI_Finalize());
   return 0;
