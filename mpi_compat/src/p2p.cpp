@@ -268,9 +268,9 @@ void poll_until(const char* fn, const std::function<bool()>& done) {
   }
 }
 
-void wait_hcomm(hcomm_request_t& request, const char* fn, bool is_envelope) {
+void wait_hcomm(hcomm_request_t& request, const char* fn) {
   if (!request) return;
-  if (awaiting == (is_envelope ? 1 : 0)) {
+  if (awaiting == 0) {
     hcomm_request_t h = std::exchange(request, nullptr);
     check(hcomm_wait(h), fn);
     return;
@@ -284,7 +284,16 @@ void wait_request(Request& r, MPI_Status* status, const char* fn) {
   try {
     while (r.awaiting_envelope) {
       if (progress()) continue;
-      wait_hcomm(channels[{r.comm, r.peer, r.tag}].slots.front().request, fn, true);
+      if (awaiting > 1) {
+        // Other receives wait for envelopes too: poll, so that each is taken as it comes.
+        poll_until(fn, [&] { return !r.awaiting_envelope; });
+        continue;
+      }
+      // r's envelope comes into the front slot of its channel, which progress() then takes.
+      std::deque<Slot>& slots = channels[{r.comm, r.peer, r.tag}].slots;
+      const hcomm_result_t rc = hcomm_wait(std::exchange(slots.front().request, nullptr));
+      if (rc != HCOMM_SUCCESS) slots.pop_front();  // it will hold no envelope
+      check(rc, fn);
     }
     for (hcomm_request_t& h : r.hcomm) wait_hcomm(h, fn);
   } catch (Error& e) {
