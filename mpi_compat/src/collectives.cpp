@@ -1,7 +1,9 @@
 // Collectives, blocking and nonblocking, on HComm's. Data that is only
 // moved travels as bytes, so the send and receive types may differ as MPI
-// allows; reductions take HComm's dtype and op (datatypes.cpp). Gatherv and
-// scatterv are alltoallv calls in which only the root sends or receives.
+// allows; a type whose elements do not lie packed (derived, or a pair with
+// padding) goes through a packed copy, unpacked after the call. Reductions
+// take HComm's dtype and op (datatypes.cpp). Gatherv and scatterv are
+// alltoallv calls in which only the root sends or receives.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -36,14 +38,47 @@ void check_same(size_t send_bytes, size_t recv_bytes) {
 
 unsigned char* at(void* buf, size_t offset) { return static_cast<unsigned char*>(buf) + offset; }
 
-// counts[i] * extent for every rank: a layout in bytes, appended to r.counts
+// Elements of a buffer: (first, count) ranges.
+using Ranges = std::vector<std::pair<size_t, size_t>>;
+
+Ranges whole(int count) { return {{0, static_cast<size_t>(count)}}; }
+
+Ranges blocks(const int* counts, const int* displs, const Comm& c) {
+  Ranges ranges;
+  for (int i = 0; i < c.size; ++i) ranges.emplace_back(displs[i], counts[i]);
+  return ranges;
+}
+
+// The buffer HComm uses for buf: buf itself, or for a type whose elements
+// do not lie packed a packed copy in `copy`, element k at k * size. The
+// ranges HComm reads are packed into it first; the ranges it writes are
+// unpacked into buf once the call is done.
+void* staged(Request& r, std::vector<unsigned char>& copy, const void* buf, MPI_Datatype type, const Ranges& ranges,
+             bool read, bool written) {
+  void* user = const_cast<void*>(buf);
+  if (in_place(buf) || is_dense(type)) return user;
+  LayoutPtr l = layout_of(type);
+  size_t end = 0;
+  for (const auto& [first, n] : ranges) end = std::max(end, first + n);
+  copy.resize(std::max<size_t>(end * l->size, 1));  // never empty: two empty copies would look in place
+  if (read)
+    for (const auto& [first, n] : ranges) pack(user, first, n, *l, copy.data());
+  if (written)
+    r.unpack = [&copy, user, l, ranges] {
+      for (const auto& [first, n] : ranges) unpack(copy.data(), first, n, n * l->size, *l, user);
+    };
+  return copy.data();
+}
+
+// counts[i] * element_bytes for every rank: a layout in bytes, appended to r.counts
 // (HComm reads it while the call runs); returns its offset there.
-size_t add_layout(Request& r, const int* counts, const Comm& c, size_t extent, const char* argument, bool displs) {
+size_t add_layout(Request& r, const int* counts, const Comm& c, size_t element_bytes, const char* argument,
+                  bool displs) {
   if (!counts) fail(MPI_ERR_ARG, "%s is NULL", argument);
   const size_t at = r.counts.size();
   for (int i = 0; i < c.size; ++i) {
     if (counts[i] < 0) fail(displs ? MPI_ERR_ARG : MPI_ERR_COUNT, "%s[%d] is %d, below 0", argument, i, counts[i]);
-    r.counts.push_back(static_cast<size_t>(counts[i]) * extent);
+    r.counts.push_back(static_cast<size_t>(counts[i]) * element_bytes);
   }
   return at;
 }
@@ -71,7 +106,8 @@ void bcast(const Comm& c, Request& r, void* buf, int count, MPI_Datatype type, i
   const size_t bytes = bytes_of(count, type);
   check_root(root, c);
   check_not_in_place(buf, "buffer");
-  check_buffer(buf, bytes, "buffer");
+  check_data(buf, bytes, type, "buffer");
+  buf = staged(r, r.packed_out, buf, type, whole(count), c.rank == root, c.rank != root);
   issue(r.hcomm, "hcomm_ibroadcast",
         [&](hcomm_request_t* h) { return hcomm_ibroadcast(buf, buf, bytes, HCOMM_UINT8, root, c.h, h); });
 }
@@ -107,28 +143,32 @@ void allgather(const Comm& c, Request& r, const void* send, int sendcount, MPI_D
                int recvcount, MPI_Datatype recvtype) {
   const size_t bytes = bytes_of(recvcount, recvtype, "recvcount");
   check_not_in_place(recv, "recvbuf");
-  check_buffer(recv, bytes, "recvbuf");
-  const void* from = in_place(send) ? at(recv, c.rank * bytes) : send;
+  check_data(recv, bytes, recvtype, "recvbuf");
   if (!in_place(send)) {
     check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
-    check_buffer(send, bytes, "sendbuf");
+    check_data(send, bytes, sendtype, "sendbuf");
   }
+  send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
+  recv = staged(r, r.packed_out, recv, recvtype, whole(c.size * recvcount), in_place(send), true);
+  const void* from = in_place(send) ? at(recv, c.rank * bytes) : send;
   issue(r.hcomm, "hcomm_iallgather",
         [&](hcomm_request_t* h) { return hcomm_iallgather(from, recv, bytes, HCOMM_UINT8, c.h, h); });
 }
 
 void allgatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
                 const int* recvcounts, const int* displs, MPI_Datatype recvtype) {
-  const size_t extent = type_of(recvtype, "recvtype").extent;
-  const size_t counts = add_layout(r, recvcounts, c, extent, "recvcounts", false);
-  const size_t offsets = add_layout(r, displs, c, extent, "displs", true);
+  const size_t element_bytes = type_of(recvtype, "recvtype").size;
+  const size_t counts = add_layout(r, recvcounts, c, element_bytes, "recvcounts", false);
+  const size_t offsets = add_layout(r, displs, c, element_bytes, "displs", true);
   check_not_in_place(recv, "recvbuf");
-  check_buffer(recv, std::accumulate(r.counts.begin(), r.counts.begin() + c.size, size_t{0}), "recvbuf");
-  const void* from = in_place(send) ? at(recv, r.counts[offsets + c.rank]) : send;
+  check_data(recv, std::accumulate(r.counts.begin(), r.counts.begin() + c.size, size_t{0}), recvtype, "recvbuf");
   if (!in_place(send)) {
     check_same(bytes_of(sendcount, sendtype, "sendcount"), r.counts[counts + c.rank]);
-    check_buffer(send, r.counts[counts + c.rank], "sendbuf");
+    check_data(send, r.counts[counts + c.rank], sendtype, "sendbuf");
   }
+  send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
+  recv = staged(r, r.packed_out, recv, recvtype, blocks(recvcounts, displs, c), in_place(send), true);
+  const void* from = in_place(send) ? at(recv, r.counts[offsets + c.rank]) : send;
   issue(r.hcomm, "hcomm_iallgatherv", [&](hcomm_request_t* h) {
     return hcomm_iallgatherv(from, recv, &r.counts[counts], &r.counts[offsets], HCOMM_UINT8, c.h, h);
   });
@@ -140,19 +180,18 @@ void gather(const Comm& c, Request& r, const void* send, int sendcount, MPI_Data
   const bool is_root = c.rank == root;
   if (in_place(send) && !is_root) fail(MPI_ERR_BUFFER, "sendbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
   size_t bytes = 0;
-  const void* from = send;
   if (is_root) {
     bytes = bytes_of(recvcount, recvtype, "recvcount");
     check_not_in_place(recv, "recvbuf");
-    check_buffer(recv, bytes, "recvbuf");
-    if (in_place(send))
-      from = at(recv, root * bytes);
-    else
-      check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
+    check_data(recv, bytes, recvtype, "recvbuf");
+    if (!in_place(send)) check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
+    recv = staged(r, r.packed_out, recv, recvtype, whole(c.size * recvcount), in_place(send), true);
   } else {
     bytes = bytes_of(sendcount, sendtype, "sendcount");
   }
-  check_buffer(from, bytes, "sendbuf");
+  if (!in_place(send)) check_data(send, bytes, sendtype, "sendbuf");
+  send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
+  const void* from = in_place(send) ? at(recv, root * bytes) : send;
   issue(r.hcomm, "hcomm_igather", [&](hcomm_request_t* h) {
     return hcomm_igather(from, is_root ? recv : nullptr, bytes, HCOMM_UINT8, root, c.h, h);
   });
@@ -164,19 +203,18 @@ void scatter(const Comm& c, Request& r, const void* send, int sendcount, MPI_Dat
   const bool is_root = c.rank == root;
   if (in_place(recv) && !is_root) fail(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
   size_t bytes = 0;
-  void* into = recv;
   if (is_root) {
     bytes = bytes_of(sendcount, sendtype, "sendcount");
     check_not_in_place(send, "sendbuf");
-    check_buffer(send, bytes, "sendbuf");
-    if (in_place(recv))
-      into = at(const_cast<void*>(send), root * bytes);
-    else
-      check_same(bytes, bytes_of(recvcount, recvtype, "recvcount"));
+    check_data(send, bytes, sendtype, "sendbuf");
+    if (!in_place(recv)) check_same(bytes, bytes_of(recvcount, recvtype, "recvcount"));
+    send = staged(r, r.packed_in, send, sendtype, whole(c.size * sendcount), true, false);
   } else {
     bytes = bytes_of(recvcount, recvtype, "recvcount");
   }
-  check_buffer(into, bytes, "recvbuf");
+  if (!in_place(recv)) check_data(recv, bytes, recvtype, "recvbuf");
+  recv = staged(r, r.packed_out, recv, recvtype, whole(recvcount), false, true);
+  void* into = in_place(recv) ? at(const_cast<void*>(send), root * bytes) : recv;
   issue(r.hcomm, "hcomm_iscatter", [&](hcomm_request_t* h) {
     return hcomm_iscatter(is_root ? send : nullptr, into, bytes, HCOMM_UINT8, root, c.h, h);
   });
@@ -207,13 +245,13 @@ void alltoallv_bytes(const Comm& c, Request& r, const void* send, void* recv, co
 // bytes into r.counts at `counts_at` and `displs_at`, checked.
 void root_blocks(Request& r, const Comm& c, const int* counts, const int* displs, MPI_Datatype type,
                  const char* counts_name, const char* type_name, size_t counts_at, size_t displs_at) {
-  const size_t extent = type_of(type, type_name).extent;
+  const size_t element_bytes = type_of(type, type_name).size;
   if (!counts || !displs) fail(MPI_ERR_ARG, "%s or displs is NULL on the root", counts_name);
   for (int i = 0; i < c.size; ++i) {
     if (counts[i] < 0) fail(MPI_ERR_COUNT, "%s[%d] is %d, below 0", counts_name, i, counts[i]);
     if (displs[i] < 0) fail(MPI_ERR_ARG, "displs[%d] is %d, below 0", i, displs[i]);
-    r.counts[counts_at + i] = static_cast<size_t>(counts[i]) * extent;
-    r.counts[displs_at + i] = static_cast<size_t>(displs[i]) * extent;
+    r.counts[counts_at + i] = static_cast<size_t>(counts[i]) * element_bytes;
+    r.counts[displs_at + i] = static_cast<size_t>(displs[i]) * element_bytes;
   }
 }
 
@@ -229,7 +267,7 @@ void gatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Dat
   if (in_place(send) && !is_root) fail(MPI_ERR_BUFFER, "sendbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
   const Layouts l = zero_layouts(r, c);
   const size_t bytes = in_place(send) ? 0 : bytes_of(sendcount, sendtype, "sendcount");
-  if (!in_place(send)) check_buffer(send, bytes, "sendbuf");
+  if (!in_place(send)) check_data(send, bytes, sendtype, "sendbuf");
   if (is_root) {
     check_not_in_place(recv, "recvbuf");
     root_blocks(r, c, recvcounts, displs, recvtype, "recvcounts", "recvtype", l.recv_counts, l.recv_displs);
@@ -237,8 +275,10 @@ void gatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Dat
       r.counts[l.recv_counts + root] = 0;  // the root's own block is in place already
     else
       check_same(bytes, r.counts[l.recv_counts + root]);
-    check_buffer(recv, root_total(r, c, l.recv_counts), "recvbuf");
+    check_data(recv, root_total(r, c, l.recv_counts), recvtype, "recvbuf");
+    recv = staged(r, r.packed_out, recv, recvtype, blocks(recvcounts, displs, c), in_place(send), true);
   }
+  send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
   r.counts[l.send_counts + root] = bytes;
   alltoallv_bytes(c, r, in_place(send) ? nullptr : send, is_root ? recv : nullptr, l);
 }
@@ -250,7 +290,7 @@ void scatterv(const Comm& c, Request& r, const void* send, const int* sendcounts
   if (in_place(recv) && !is_root) fail(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
   const Layouts l = zero_layouts(r, c);
   const size_t bytes = in_place(recv) ? 0 : bytes_of(recvcount, recvtype, "recvcount");
-  if (!in_place(recv)) check_buffer(recv, bytes, "recvbuf");
+  if (!in_place(recv)) check_data(recv, bytes, recvtype, "recvbuf");
   if (is_root) {
     check_not_in_place(send, "sendbuf");
     root_blocks(r, c, sendcounts, displs, sendtype, "sendcounts", "sendtype", l.send_counts, l.send_displs);
@@ -258,8 +298,10 @@ void scatterv(const Comm& c, Request& r, const void* send, const int* sendcounts
       r.counts[l.send_counts + root] = 0;  // the root's own block stays where it is
     else
       check_same(r.counts[l.send_counts + root], bytes);
-    check_buffer(send, root_total(r, c, l.send_counts), "sendbuf");
+    check_data(send, root_total(r, c, l.send_counts), sendtype, "sendbuf");
+    send = staged(r, r.packed_in, send, sendtype, blocks(sendcounts, displs, c), true, false);
   }
+  recv = staged(r, r.packed_out, recv, recvtype, whole(recvcount), false, true);
   r.counts[l.recv_counts + root] = bytes;
   alltoallv_bytes(c, r, is_root ? send : nullptr, in_place(recv) ? nullptr : recv, l);
 }
@@ -268,11 +310,13 @@ void alltoall(const Comm& c, Request& r, const void* send, int sendcount, MPI_Da
               int recvcount, MPI_Datatype recvtype) {
   const size_t bytes = bytes_of(recvcount, recvtype, "recvcount");
   check_not_in_place(recv, "recvbuf");
-  check_buffer(recv, bytes, "recvbuf");
+  check_data(recv, bytes, recvtype, "recvbuf");
   if (!in_place(send)) {
     check_same(bytes_of(sendcount, sendtype, "sendcount"), bytes);
-    check_buffer(send, bytes, "sendbuf");
+    check_data(send, bytes, sendtype, "sendbuf");
   }
+  send = staged(r, r.packed_in, send, sendtype, whole(c.size * sendcount), true, false);
+  recv = staged(r, r.packed_out, recv, recvtype, whole(c.size * recvcount), in_place(send), true);
   const void* from = in_place(send) ? recv : send;
   issue(r.hcomm, "hcomm_ialltoall",
         [&](hcomm_request_t* h) { return hcomm_ialltoall(from, recv, bytes, HCOMM_UINT8, c.h, h); });
@@ -281,18 +325,20 @@ void alltoall(const Comm& c, Request& r, const void* send, int sendcount, MPI_Da
 void alltoallv(const Comm& c, Request& r, const void* send, const int* sendcounts, const int* sdispls,
                MPI_Datatype sendtype, void* recv, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype) {
   check_not_in_place(recv, "recvbuf");
-  const size_t rext = type_of(recvtype, "recvtype").extent;
+  const size_t recv_bytes = type_of(recvtype, "recvtype").size;
   Layouts l{};
-  l.recv_counts = add_layout(r, recvcounts, c, rext, "recvcounts", false);
-  l.recv_displs = add_layout(r, rdispls, c, rext, "rdispls", true);
+  l.recv_counts = add_layout(r, recvcounts, c, recv_bytes, "recvcounts", false);
+  l.recv_displs = add_layout(r, rdispls, c, recv_bytes, "rdispls", true);
   if (in_place(send)) {
     l.send_counts = l.recv_counts;  // HComm's in place: the receive layout is the send layout
     l.send_displs = l.recv_displs;
   } else {
-    const size_t sext = type_of(sendtype, "sendtype").extent;
-    l.send_counts = add_layout(r, sendcounts, c, sext, "sendcounts", false);
-    l.send_displs = add_layout(r, sdispls, c, sext, "sdispls", true);
+    const size_t send_bytes = type_of(sendtype, "sendtype").size;
+    l.send_counts = add_layout(r, sendcounts, c, send_bytes, "sendcounts", false);
+    l.send_displs = add_layout(r, sdispls, c, send_bytes, "sdispls", true);
+    send = staged(r, r.packed_in, send, sendtype, blocks(sendcounts, sdispls, c), true, false);
   }
+  recv = staged(r, r.packed_out, recv, recvtype, blocks(recvcounts, rdispls, c), in_place(send), true);
   const void* from = in_place(send) ? recv : send;
   issue(r.hcomm, "hcomm_ialltoallv", [&](hcomm_request_t* h) {
     return hcomm_ialltoallv(from, &r.counts[l.send_counts], &r.counts[l.send_displs], recv, &r.counts[l.recv_counts],
@@ -305,20 +351,20 @@ void alltoallv(const Comm& c, Request& r, const void* send, const int* sendcount
 // wants it at the start of recvbuf.
 void reduce_scatter_counts(const Comm& c, Request& r, const void* send, void* recv, MPI_Datatype type, MPI_Op op,
                            const std::vector<size_t>& counts) {
-  const size_t extent = type_of(type).extent;
+  const size_t element_bytes = type_of(type).size;
   const Reduction red = reduction_of(type, op);
   const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
   const size_t before = std::accumulate(counts.begin(), counts.begin() + c.rank, size_t{0});
-  const size_t mine = counts[c.rank] * extent;
+  const size_t mine = counts[c.rank] * element_bytes;
   check_not_in_place(recv, "recvbuf");
   void* into = recv;
   if (in_place(send)) {
-    check_buffer(recv, total * extent, "recvbuf");
+    check_buffer(recv, total * element_bytes, "recvbuf");
     send = recv;
-    into = at(recv, before * extent);
+    into = at(recv, before * element_bytes);
     if (before && mine) r.then = [recv, into, mine] { std::memmove(recv, into, mine); };
   } else {
-    check_buffer(send, total * extent, "sendbuf");
+    check_buffer(send, total * element_bytes, "sendbuf");
     check_buffer(recv, mine, "recvbuf");
   }
   r.counts = counts;

@@ -1,9 +1,11 @@
-// Communicators: rank, size, dup, split, split by host, compare, free, attributes.
+// Communicators: rank, size, dup, split, split by host, made from a group,
+// compare, free, attributes.
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "mpi_compat/src/state.hpp"
+#include "mpi_compat/src/groups.hpp"
+#include "mpi_compat/src/requests.hpp"
 
 using namespace hcomm::mpi;
 
@@ -39,6 +41,48 @@ int host_index(const Comm& c) {
   const auto topology = nlohmann::json::parse(json, nullptr, false);
   if (topology.is_discarded()) fail(MPI_ERR_INTERN, "hcomm_comm_topology gave JSON that does not parse");
   return topology.at("ranks").at(c.rank).at("host").get<int>();
+}
+
+// The ranks in c of a group's members; MPI_ERR_GROUP for one not in c.
+std::vector<int> ranks_in(const Comm& c, const std::vector<int>& members) {
+  std::vector<int> ranks;
+  for (int p : members) {
+    auto it = std::find(c.world_ranks.begin(), c.world_ranks.end(), p);
+    if (it == c.world_ranks.end())
+      fail(MPI_ERR_GROUP, "the group holds MPI_COMM_WORLD rank %d, which is not in the communicator", p);
+    ranks.push_back(static_cast<int>(it - c.world_ranks.begin()));
+  }
+  return ranks;
+}
+
+// This rank's place in ranks (a group's ranks in a communicator), or -1.
+int place_of(const Comm& c, const std::vector<int>& ranks) {
+  auto it = std::find(ranks.begin(), ranks.end(), c.rank);
+  return it == ranks.end() ? -1 : static_cast<int>(it - ranks.begin());
+}
+
+// The new communicator of a group's members, made by them alone: the first
+// makes an HComm unique id and sends it to the others through the parent,
+// on HComm tags no MPI message uses; then they all start the communicator
+// from it.
+hcomm_comm_t from_unique_id(const Comm& parent, const std::vector<int>& ranks, int me, int tag) {
+  hcomm_unique_id_t id;
+  std::vector<hcomm_request_t> requests;
+  if (me == 0) {
+    check(hcomm_get_unique_id(&id), "hcomm_get_unique_id");
+    for (size_t i = 1; i < ranks.size(); ++i)
+      issue(requests, "hcomm_isend (a new communicator's id)", [&](hcomm_request_t* h) {
+        return hcomm_isend(&id, sizeof id, HCOMM_UINT8, ranks[i], hcomm_tag(tag, kCommCreate), parent.h, h);
+      });
+  } else {
+    issue(requests, "hcomm_irecv (a new communicator's id)", [&](hcomm_request_t* h) {
+      return hcomm_irecv(&id, sizeof id, HCOMM_UINT8, ranks[0], hcomm_tag(tag, kCommCreate), parent.h, h);
+    });
+  }
+  for (hcomm_request_t& h : requests) wait_hcomm(h, "MPI_Comm_create_group");
+  hcomm_comm_t h = nullptr;
+  check(hcomm_comm_init_rank(&h, &id, static_cast<int>(ranks.size()), me), "hcomm_comm_init_rank");
+  return h;
 }
 
 }  // namespace
@@ -93,6 +137,33 @@ HCOMM_MPI_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, M
   });
 }
 HCOMM_MPI_ALIAS(Comm_split_type)
+
+// Collective over comm. Each rank may pass its own group, as long as the
+// groups are disjoint: a group's colour is the rank in comm of its first member.
+HCOMM_MPI_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  return call("MPI_Comm_create", comm, [&] {
+    const Comm& c = comm_of(comm);
+    const std::vector<int> ranks = ranks_in(c, group_of(group));
+    check_out(newcomm, "newcomm");
+    const int me = place_of(c, ranks);
+    *newcomm = split(c, me < 0 ? MPI_UNDEFINED : ranks[0], me);
+  });
+}
+HCOMM_MPI_ALIAS(Comm_create)
+
+// Collective over the group's members only.
+HCOMM_MPI_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  return call("MPI_Comm_create_group", comm, [&] {
+    const Comm& c = comm_of(comm);
+    const std::vector<int> ranks = ranks_in(c, group_of(group));
+    check_out(newcomm, "newcomm");
+    if (tag < 0 || tag > kTagUb) fail(MPI_ERR_TAG, "tag %d is outside 0..MPI_TAG_UB (%d)", tag, kTagUb);
+    const int me = place_of(c, ranks);
+    if (me < 0) fail(MPI_ERR_GROUP, "rank %d of the communicator is not in the group: only members call", c.rank);
+    *newcomm = adopt(from_unique_id(c, ranks, me, tag), c);
+  });
+}
+HCOMM_MPI_ALIAS(Comm_create_group)
 
 HCOMM_MPI_API int PMPI_Comm_free(MPI_Comm* comm) {
   return call("MPI_Comm_free", comm ? *comm : MPI_COMM_WORLD, [&] {

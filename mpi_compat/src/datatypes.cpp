@@ -1,5 +1,9 @@
 #include "mpi_compat/src/datatypes.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <map>
+
 #include "mpi_compat/src/state.hpp"
 
 namespace hcomm::mpi {
@@ -142,19 +146,87 @@ const OpInfo* find_op(MPI_Op op) {
   return nullptr;
 }
 
+const TypeInfo* find_predefined(MPI_Datatype type) {
+  for (const TypeInfo& t : table)
+    if (t.handle == type) return &t;
+  return nullptr;
+}
+
+// A predefined type's layout: one run, or for a pair with padding (struct
+// { value; int; }) the value and the int.
+Layout predefined_layout(const TypeInfo& t) {
+  Layout l;
+  l.size = t.size;
+  l.extent = l.true_extent = static_cast<MPI_Aint>(t.extent);
+  if (t.size == t.extent) {
+    l.runs = {{0, t.size}};
+    l.align = t.category == kComplex || t.category == kPair ? t.size / 2 : t.size;
+  } else {
+    const size_t value = t.size - sizeof(int);
+    l.runs = {{0, value}, {static_cast<MPI_Aint>((value + 3) / 4 * 4), sizeof(int)}};
+    l.align = std::max(value, sizeof(int));
+  }
+  return l;
+}
+
 }  // namespace
 
 const TypeInfo& type_of(MPI_Datatype type, const char* argument) {
-  for (const TypeInfo& t : table)
-    if (t.handle == type) return t;
+  if (const TypeInfo* t = find_predefined(type)) return *t;
+  if (const TypeInfo* t = derived_type_info(type, argument)) return *t;
   if (type == MPI_DATATYPE_NULL) fail(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", argument);
-  fail(MPI_ERR_TYPE, "%s 0x%x is no predefined datatype (derived datatypes are not implemented yet)", argument,
-       static_cast<unsigned>(type));
+  fail(MPI_ERR_TYPE, "%s 0x%x is no datatype (never made, or freed)", argument, static_cast<unsigned>(type));
 }
 
 size_t bytes_of(int count, MPI_Datatype type, const char* argument) {
   if (count < 0) fail(MPI_ERR_COUNT, "%s is %d, below 0", argument, count);
-  return static_cast<size_t>(count) * type_of(type).extent;
+  return static_cast<size_t>(count) * type_of(type).size;
+}
+
+LayoutPtr layout_of(MPI_Datatype type, const char* argument) {
+  static std::map<MPI_Datatype, LayoutPtr> predefined;
+  if (const TypeInfo* t = find_predefined(type)) {
+    LayoutPtr& l = predefined[type];
+    if (!l) l = std::make_shared<const Layout>(predefined_layout(*t));
+    return l;
+  }
+  if (LayoutPtr l = derived_layout(type)) return l;
+  if (type == MPI_DATATYPE_NULL) fail(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", argument);
+  fail(MPI_ERR_TYPE, "%s 0x%x is no datatype (never made, or freed)", argument, static_cast<unsigned>(type));
+}
+
+bool is_dense(MPI_Datatype type) {
+  const TypeInfo* t = find_predefined(type);
+  return t ? t->size == t->extent : layout_of(type)->dense();
+}
+
+void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument) {
+  if (is_dense(type)) check_buffer(buf, bytes, argument);
+}
+
+void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned char* out) {
+  out += first * l.size;
+  for (size_t k = first; k < first + count; ++k) {
+    const unsigned char* element = static_cast<const unsigned char*>(buf) + static_cast<MPI_Aint>(k) * l.extent;
+    for (const Layout::Run& run : l.runs) {
+      std::memcpy(out, element + run.offset, run.bytes);
+      out += run.bytes;
+    }
+  }
+}
+
+void unpack(const unsigned char* in, size_t first, size_t count, size_t bytes, const Layout& l, void* buf) {
+  in += first * l.size;
+  for (size_t k = first; k < first + count && bytes; ++k) {
+    unsigned char* element = static_cast<unsigned char*>(buf) + static_cast<MPI_Aint>(k) * l.extent;
+    for (const Layout::Run& run : l.runs) {
+      const size_t n = std::min(run.bytes, bytes);
+      std::memcpy(element + run.offset, in, n);
+      in += n;
+      bytes -= n;
+      if (!bytes) return;
+    }
+  }
 }
 
 const char* op_name(MPI_Op op) {
@@ -164,6 +236,8 @@ const char* op_name(MPI_Op op) {
 
 Reduction reduction_of(MPI_Datatype type, MPI_Op op) {
   const TypeInfo& t = type_of(type);
+  if (!find_predefined(type))
+    fail(MPI_ERR_UNSUPPORTED_OPERATION, "reductions on derived datatypes are not implemented yet");
   const OpInfo* o = find_op(op);
   if (!o) {
     if (op == MPI_OP_NULL) fail(MPI_ERR_OP, "op is MPI_OP_NULL");

@@ -1,4 +1,5 @@
-// The predefined datatypes and operations: sizes for moving data, and the
+// Datatypes and operations: what a type's elements occupy in memory and
+// how many bytes they move as (packed: the data without its gaps), and the
 // HComm dtype and op a reduction maps onto.
 #pragma once
 
@@ -6,22 +7,61 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <memory>
+#include <vector>
 
 namespace hcomm::mpi {
 
 struct TypeInfo {
   MPI_Datatype handle;
   const char* name;
-  size_t size;           // bytes of data (MPI_Type_size)
+  size_t size;           // bytes of data (MPI_Type_size): what an element moves as
   size_t extent;         // bytes from one element to the next (MPI_Type_get_extent)
   int category;          // which reductions MPI defines on it (datatypes.cpp)
   hcomm_dtype_t reduce;  // HComm's type for reductions; HCOMM_NUM_DTYPES: none
 };
 
-// The type behind a handle, or MPI_ERR_TYPE naming the argument.
+// Where one element's data lies: runs of bytes in typemap order, their
+// offsets from the element's start (an element k of a buffer starts at
+// k * extent). Packed, an element is its runs one after another (size bytes).
+struct Layout {
+  struct Run {
+    MPI_Aint offset;
+    size_t bytes;
+  };
+  std::vector<Run> runs;
+  size_t size = 0;
+  MPI_Aint lb = 0, extent = 0;            // MPI_Type_get_extent
+  MPI_Aint true_lb = 0, true_extent = 0;  // MPI_Type_get_true_extent
+  size_t align = 1;                       // the largest alignment of its basic types
+  // One run that fills the extent: the elements lie packed already.
+  bool dense() const { return runs.size() == 1 && runs[0].offset == 0 && runs[0].bytes == static_cast<size_t>(extent); }
+};
+using LayoutPtr = std::shared_ptr<const Layout>;
+
+// The type behind a handle for communication (predefined, or derived and
+// committed), or MPI_ERR_TYPE naming the argument. A derived type's size is
+// its packed bytes.
 const TypeInfo& type_of(MPI_Datatype type, const char* argument = "datatype");
-// count elements of type in bytes; MPI_ERR_COUNT for a negative count.
+// count elements of type in bytes as they move (packed); MPI_ERR_COUNT for a
+// negative count.
 size_t bytes_of(int count, MPI_Datatype type, const char* argument = "count");
+// The layout of any valid type, committed or not; MPI_ERR_TYPE otherwise.
+LayoutPtr layout_of(MPI_Datatype type, const char* argument = "datatype");
+// A committed derived type's TypeInfo, or null for any other handle (derived.cpp).
+const TypeInfo* derived_type_info(MPI_Datatype type, const char* argument);
+// A derived type's layout, committed or not, or null (derived.cpp).
+LayoutPtr derived_layout(MPI_Datatype type);
+// Whether count elements of type lie packed in memory, so HComm can move them in place.
+bool is_dense(MPI_Datatype type);
+// MPI_ERR_BUFFER for a NULL buffer of a dense type that should hold bytes;
+// another type's buffer may be MPI_BOTTOM (NULL), its displacements absolute.
+void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument);
+// Elements [first, first + count) of a buffer of layout l: packed into out
+// (at first * size), or unpacked from in, of which only `bytes` are there
+// (a message may end inside an element).
+void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned char* out);
+void unpack(const unsigned char* in, size_t first, size_t count, size_t bytes, const Layout& l, void* buf);
 const char* op_name(MPI_Op op);
 // The HComm dtype and op that reduce count elements of type with op:
 // MPI_ERR_OP where MPI does not define op on type (or op is no reduction

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "mpi_compat/src/datatypes.hpp"
+#include "mpi_compat/src/requests.hpp"
 #include "mpi_compat/src/state.hpp"
 
 namespace hcomm::mpi {
@@ -320,6 +321,8 @@ HCOMM_MPI_API int PMPI_Finalize(void) {
   return call("MPI_Finalize", MPI_COMM_WORLD, [&] {
     require_initialized("MPI_Finalize");
     State& s = state();
+    // Freed requests and buffered sends still on their way finish first.
+    complete_freed("MPI_Finalize", true);
     // Every rank reaches this point before any communicator goes away, so
     // that messages still on their way are delivered.
     check(hcomm_barrier(comm_of(MPI_COMM_WORLD).h, nullptr), "hcomm_barrier (MPI_Finalize)");
@@ -567,26 +570,6 @@ HCOMM_MPI_API int PMPI_Info_free(MPI_Info* info) {
   });
 }
 HCOMM_MPI_ALIAS(Info_free)
-
-HCOMM_MPI_API int PMPI_Type_size(MPI_Datatype datatype, int* size) {
-  return call("MPI_Type_size", MPI_COMM_WORLD, [&] {
-    const TypeInfo& t = type_of(datatype);
-    check_out(size, "size");
-    *size = static_cast<int>(t.size);
-  });
-}
-HCOMM_MPI_ALIAS(Type_size)
-
-HCOMM_MPI_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
-  return call("MPI_Type_get_extent", MPI_COMM_WORLD, [&] {
-    const TypeInfo& t = type_of(datatype);
-    check_out(lb, "lb");
-    check_out(extent, "extent");
-    *lb = 0;
-    *extent = static_cast<MPI_Aint>(t.extent);
-  });
-}
-HCOMM_MPI_ALIAS(Type_get_extent)
 
 // A hook for profiling tools (which define MPI_Pcontrol themselves): nothing to do here.
 HCOMM_MPI_API int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }

@@ -1,4 +1,4 @@
-// Point to point over HComm's tagged send and receive, and the requests.
+// Point to point over HComm's tagged send and receive.
 //
 // An MPI message is an envelope (requests.hpp) and, when it does not fit in
 // the envelope, a second HComm message with the data. HComm's tag carries
@@ -7,13 +7,14 @@
 // between two ranks in order; receives of one (communicator, source, tag)
 // take their envelopes in the order they were posted, and post their data
 // receives in that order too (progress()), so MPI's non-overtaking rule holds.
+// A receive can be cancelled until its envelope has come: the HComm receive
+// posted for that envelope then serves the next receive of its channel.
 #include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
-#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -23,35 +24,21 @@
 namespace hcomm::mpi {
 namespace {
 
-enum Kind { kEnvelope = 0, kData = 1, kAck = 2 };
-int hcomm_tag(int tag, Kind kind) { return (tag << 2) | kind; }
-
-std::map<MPI_Request, std::unique_ptr<Request>> requests;
-unsigned next_request = 0;
-using Channel = std::tuple<MPI_Comm, int, int>;  // communicator, source, tag
-std::map<Channel, std::deque<Request*>> channels;
+// An HComm receive of an envelope, posted ahead. A channel's slots pair
+// with its waiting receives in order (receives[i] takes slots[i]); a
+// cancelled receive leaves its slot to the next receive of the channel,
+// which is the one MPI's order gives the message to.
+struct Slot {
+  Envelope envelope;
+  hcomm_request_t request = nullptr;  // null once the envelope is here
+};
+struct Channel {
+  std::deque<Slot> slots;  // in the order posted to HComm (a deque keeps their addresses)
+  std::deque<Request*> receives;
+};
+using ChannelKey = std::tuple<MPI_Comm, int, int>;  // communicator, source, tag
+std::map<ChannelKey, Channel> channels;
 int awaiting = 0;  // receives waiting for their envelope
-
-void set_count(MPI_Status& s, MPI_Count bytes) {
-  // MPICH's split: the low 32 bits, and the rest above the cancelled bit.
-  s.count_lo = static_cast<int>(bytes);
-  s.count_hi_and_cancelled = (s.count_hi_and_cancelled & 1) | static_cast<int>((bytes >> 31) & ~1L);
-}
-
-MPI_Count count_of(const MPI_Status& s) {
-  return static_cast<MPI_Count>((static_cast<unsigned long>(static_cast<unsigned>(s.count_hi_and_cancelled) & ~1u))
-                                << 31) +
-         static_cast<unsigned>(s.count_lo);
-}
-
-void empty_status(MPI_Status* status) {
-  if (status == MPI_STATUS_IGNORE) return;
-  status->MPI_SOURCE = MPI_ANY_SOURCE;
-  status->MPI_TAG = MPI_ANY_TAG;
-  status->MPI_ERROR = MPI_SUCCESS;
-  status->count_hi_and_cancelled = 0;
-  set_count(*status, 0);
-}
 
 void check_tag(int tag, bool receive) {
   if (receive && tag == MPI_ANY_TAG)
@@ -72,29 +59,33 @@ void check_peer(int peer, const Comm& c, const char* argument, bool receive) {
     fail(MPI_ERR_RANK, "%s %d is not a rank of the communicator (ranks 0..%d)", argument, peer, c.size - 1);
 }
 
-// The checks of a send's and a receive's arguments; the bytes they move.
-size_t check_send(const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag) {
-  const size_t bytes = bytes_of(count, type);
-  check_buffer(buf, bytes, "buf");
-  check_peer(dest, c, "dest", false);
-  check_tag(tag, false);
-  return bytes;
-}
-
 size_t check_recv(const Comm& c, const void* buf, int count, MPI_Datatype type, int source, int tag) {
   const size_t bytes = bytes_of(count, type);
-  check_buffer(buf, bytes, "buf");
+  check_data(buf, bytes, type, "buf");
   check_peer(source, c, "source", true);
   check_tag(tag, true);
   return bytes;
 }
 
-// Sends: the envelope, the data if it did not fit, and for a synchronous
-// send the receive of the acknowledgement.
+}  // namespace
+
+size_t check_send(const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag) {
+  const size_t bytes = bytes_of(count, type);
+  check_data(buf, bytes, type, "buf");
+  check_peer(dest, c, "dest", false);
+  check_tag(tag, false);
+  return bytes;
+}
+
 void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datatype type, int dest, int tag,
                 bool synchronous) {
   const size_t bytes = check_send(c, buf, count, type, dest, tag);
   if (dest == MPI_PROC_NULL) return;
+  if (!is_dense(type)) {
+    r.packed_in.resize(bytes);
+    pack(buf, 0, static_cast<size_t>(count), *layout_of(type), r.packed_in.data());
+    buf = r.packed_in.data();
+  }
   r.peer = dest;
   r.tag = tag;
   r.envelope.bytes = bytes;
@@ -112,6 +103,8 @@ void start_send(Request& r, const Comm& c, const void* buf, int count, MPI_Datat
           [&](hcomm_request_t* h) { return hcomm_irecv(&r.ack, 1, HCOMM_UINT8, dest, hcomm_tag(tag, kAck), c.h, h); });
 }
 
+namespace {
+
 void start_recv(Request& r, MPI_Comm comm, const Comm& c, void* buf, int count, MPI_Datatype type, int source,
                 int tag) {
   r.capacity = check_recv(c, buf, count, type, source, tag);
@@ -124,19 +117,32 @@ void start_recv(Request& r, MPI_Comm comm, const Comm& c, void* buf, int count, 
     r.status.MPI_TAG = MPI_ANY_TAG;
     return;
   }
-  check(hcomm_irecv(&r.envelope, sizeof r.envelope, HCOMM_UINT8, source, hcomm_tag(tag, kEnvelope), c.h,
-                    &r.envelope_request),
-        "hcomm_irecv (an MPI envelope)");
+  if (!is_dense(type)) {
+    // Received packed, unpacked as far as the message goes.
+    r.packed_out.resize(r.capacity);
+    r.buf = r.packed_out.data();
+    r.unpack = [&r, buf, count, l = layout_of(type)] {
+      unpack(r.packed_out.data(), 0, static_cast<size_t>(count), static_cast<size_t>(count_of(r.status)), *l, buf);
+    };
+  }
+  Channel& channel = channels[{comm, source, tag}];
+  if (channel.slots.size() == channel.receives.size()) {
+    Slot& slot = channel.slots.emplace_back();
+    const hcomm_result_t rc = hcomm_irecv(&slot.envelope, sizeof slot.envelope, HCOMM_UINT8, source,
+                                          hcomm_tag(tag, kEnvelope), c.h, &slot.request);
+    if (rc != HCOMM_SUCCESS) channel.slots.pop_back();
+    check(rc, "hcomm_irecv (an MPI envelope)");
+  }
+  channel.receives.push_back(&r);
   r.awaiting_envelope = true;
   ++awaiting;
-  channels[{comm, source, tag}].push_back(&r);
 }
 
 // A receive's envelope arrived: copy a small message, post the data's
 // receive for a larger one, acknowledge a synchronous send.
-void take_envelope(Request& r) {
+void take_envelope(Request& r, const Envelope& envelope) {
   const Comm& c = comm_of(r.comm);
-  const size_t bytes = r.envelope.bytes, kept = std::min<size_t>(bytes, r.capacity);
+  const size_t bytes = envelope.bytes, kept = std::min<size_t>(bytes, r.capacity);
   r.awaiting_envelope = false;
   --awaiting;
   r.status.MPI_SOURCE = r.peer;
@@ -150,7 +156,7 @@ void take_envelope(Request& r) {
     r.error_text = text;
   }
   if (bytes <= kInlineBytes) {
-    if (kept) std::memcpy(r.buf, r.envelope.data, kept);
+    if (kept) std::memcpy(r.buf, envelope.data, kept);
   } else {
     void* into = r.buf;
     if (bytes > r.capacity) {
@@ -164,46 +170,19 @@ void take_envelope(Request& r) {
       return hcomm_irecv(into, bytes, HCOMM_UINT8, r.peer, hcomm_tag(r.tag, kData), c.h, h);
     });
   }
-  if (r.envelope.flags & kSynchronous)
+  if (envelope.flags & kSynchronous)
     issue(r.hcomm, "hcomm_isend (a synchronous send's acknowledgement)", [&](hcomm_request_t* h) {
       return hcomm_isend(&r.ack, 1, HCOMM_UINT8, r.peer, hcomm_tag(r.tag, kAck), c.h, h);
     });
 }
 
-bool test_request(Request& r, const char* fn) {
-  progress();
-  if (r.awaiting_envelope) return false;
-  bool done = true;
-  for (hcomm_request_t& h : r.hcomm) done = test_hcomm(h, fn) && done;
-  return done;
-}
-
-// The last step of a finished request: its copy, its status, its error.
-void finish(Request& r, MPI_Status* status) {
-  r.hcomm.clear();
-  if (r.then) std::exchange(r.then, nullptr)();
-  if (status != MPI_STATUS_IGNORE) {
-    *status = r.status;
-    status->MPI_ERROR = r.error_class;
-  }
-  if (r.error_class != MPI_SUCCESS) throw Error{r.error_class, r.error_text};
-}
-
-Request& request_of(MPI_Request handle) {
-  auto it = requests.find(handle);
-  if (it == requests.end()) fail(MPI_ERR_REQUEST, "0x%x is no active request", static_cast<unsigned>(handle));
-  return *it->second;
-}
-
-// Waits for one request handle and frees it; MPI_REQUEST_NULL is done.
-void wait_handle(MPI_Request* request, MPI_Status* status, const char* fn) {
-  if (*request == MPI_REQUEST_NULL) return empty_status(status);
-  request_of(*request);
-  auto it = requests.find(*request);
-  std::unique_ptr<Request> r = std::move(it->second);
-  requests.erase(it);
-  *request = MPI_REQUEST_NULL;
-  wait_request(*r, status, fn);
+// A receive that waits for its envelope stops waiting: its slot stays for
+// the next receive of its channel.
+void withdraw(Request& r) {
+  std::deque<Request*>& receives = channels[{r.comm, r.peer, r.tag}].receives;
+  receives.erase(std::find(receives.begin(), receives.end(), &r));
+  r.awaiting_envelope = false;
+  --awaiting;
 }
 
 template <class Start>
@@ -238,34 +217,47 @@ bool pending_envelopes() { return awaiting > 0; }
 bool progress() {
   bool moved = false;
   for (auto it = channels.begin(); it != channels.end();) {
-    std::deque<Request*>& queue = it->second;
-    while (!queue.empty()) {
-      Request* r = queue.front();
-      if (!test_hcomm(r->envelope_request, "an MPI receive")) break;
-      queue.pop_front();
-      take_envelope(*r);
+    Channel& channel = it->second;
+    while (!channel.receives.empty() && test_hcomm(channel.slots.front().request, "an MPI receive")) {
+      Request& r = *channel.receives.front();
+      channel.receives.pop_front();
+      try {
+        take_envelope(r, channel.slots.front().envelope);
+      } catch (...) {
+        channel.slots.pop_front();
+        throw;
+      }
+      channel.slots.pop_front();
       moved = true;
     }
-    it = queue.empty() ? channels.erase(it) : std::next(it);
+    it = channel.slots.empty() ? channels.erase(it) : std::next(it);
   }
-  return moved;
+  return complete_freed("a freed MPI request", false) || moved;
 }
 
-void wait_hcomm(hcomm_request_t& request, const char* fn, bool is_envelope) {
-  if (!request) return;
-  if (awaiting == (is_envelope ? 1 : 0)) {
-    hcomm_request_t h = std::exchange(request, nullptr);
-    check(hcomm_wait(h), fn);
-    return;
-  }
-  // Other receives wait for their envelopes: poll, so that their data
-  // receives are posted as their envelopes come.
+bool cancel_receive(Request& r) {
+  progress();
+  if (!r.awaiting_envelope) return false;
+  withdraw(r);
+  set_cancelled(r.status, true);
+  return true;
+}
+
+bool is_done(Request& r, const char* fn) {
+  if (r.awaiting_envelope) return false;
+  bool done = true;
+  for (hcomm_request_t& h : r.hcomm) done = test_hcomm(h, fn) && done;
+  return done;
+}
+
+void poll_until(const char* fn, const std::function<bool()>& done) {
   using Clock = std::chrono::steady_clock;
   const auto patience = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(state().timeout_s));
   auto deadline = Clock::now() + patience;
   for (unsigned round = 1;; ++round) {
-    if (test_hcomm(request, fn)) return;
-    if (progress()) {
+    const bool moved = progress();
+    if (done()) return;
+    if (moved) {
       deadline = Clock::now() + patience;
     } else {
       sched_yield();
@@ -276,21 +268,37 @@ void wait_hcomm(hcomm_request_t& request, const char* fn, bool is_envelope) {
   }
 }
 
-MPI_Request add_request(std::unique_ptr<Request> r) {
-  const MPI_Request handle = static_cast<MPI_Request>(0xac000000u + (next_request++ & 0x3ffffffu));
-  requests[handle] = std::move(r);
-  return handle;
+void wait_hcomm(hcomm_request_t& request, const char* fn) {
+  if (!request) return;
+  if (awaiting == 0) {
+    hcomm_request_t h = std::exchange(request, nullptr);
+    check(hcomm_wait(h), fn);
+    return;
+  }
+  // Other receives wait for their envelopes: poll, so that their data
+  // receives are posted as their envelopes come.
+  poll_until(fn, [&] { return test_hcomm(request, fn); });
 }
 
 void wait_request(Request& r, MPI_Status* status, const char* fn) {
   try {
     while (r.awaiting_envelope) {
       if (progress()) continue;
-      Request* front = channels[{r.comm, r.peer, r.tag}].front();
-      wait_hcomm(front->envelope_request, fn, true);
+      if (awaiting > 1) {
+        // Other receives wait for envelopes too: poll, so that each is taken as it comes.
+        poll_until(fn, [&] { return !r.awaiting_envelope; });
+        continue;
+      }
+      // r's envelope comes into the front slot of its channel, which progress() then takes.
+      std::deque<Slot>& slots = channels[{r.comm, r.peer, r.tag}].slots;
+      const hcomm_result_t rc = hcomm_wait(std::exchange(slots.front().request, nullptr));
+      if (rc != HCOMM_SUCCESS) slots.pop_front();  // it will hold no envelope
+      check(rc, fn);
     }
     for (hcomm_request_t& h : r.hcomm) wait_hcomm(h, fn);
   } catch (Error& e) {
+    // The request ends here: no envelope may come into it later.
+    if (r.awaiting_envelope) withdraw(r);
     // HComm's text speaks of its own messages: say which MPI message they carry.
     if (r.peer != MPI_PROC_NULL)
       e.text += " [the MPI message " + std::string(r.receive ? "from" : "to") + " rank " + std::to_string(r.peer) +
@@ -298,7 +306,8 @@ void wait_request(Request& r, MPI_Status* status, const char* fn) {
                 std::to_string(hcomm_tag(r.tag, kEnvelope)) + ".." + std::to_string(hcomm_tag(r.tag, kAck)) + "]";
     throw;
   }
-  finish(r, status);
+  complete(r);
+  report(r, status);
 }
 
 }  // namespace hcomm::mpi
@@ -379,90 +388,22 @@ HCOMM_MPI_API int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datat
                                         int recvtag, MPI_Comm comm, MPI_Status* status) {
   return call("MPI_Sendrecv_replace", comm, [&] {
     const Comm& c = comm_of(comm);
-    const size_t bytes = bytes_of(count, datatype);
-    check_buffer(buf, bytes, "buf");
-    check_send(c, buf, count, datatype, dest, sendtag);
+    const size_t bytes = check_send(c, buf, count, datatype, dest, sendtag);
     check_recv(c, buf, count, datatype, source, recvtag);
-    std::vector<unsigned char> copy(static_cast<const unsigned char*>(buf),
-                                    static_cast<const unsigned char*>(buf) + (buf ? bytes : 0));
+    // The message leaves from a copy (start_send packs one of a type that
+    // is not dense): the receive overwrites buf.
+    std::vector<unsigned char> copy;
+    const void* from = buf;
+    if (is_dense(datatype) && buf) {
+      copy.assign(static_cast<const unsigned char*>(buf), static_cast<const unsigned char*>(buf) + bytes);
+      from = copy.data();
+    }
     Request send, recv;
     send.comm = recv.comm = comm;
+    start_send(send, c, from, count, datatype, dest, sendtag, false);
     start_recv(recv, comm, c, buf, count, datatype, source, recvtag);
-    start_send(send, c, copy.data(), count, datatype, dest, sendtag, false);
     wait_request(recv, status, "MPI_Sendrecv_replace");
     wait_request(send, MPI_STATUS_IGNORE, "MPI_Sendrecv_replace");
   });
 }
 HCOMM_MPI_ALIAS(Sendrecv_replace)
-
-HCOMM_MPI_API int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
-  MPI_Comm comm = MPI_COMM_WORLD;
-  if (request && requests.count(*request)) comm = requests[*request]->comm;
-  return call("MPI_Wait", comm, [&] {
-    require_initialized("MPI_Wait");
-    if (!request) fail(MPI_ERR_REQUEST, "request is NULL");
-    wait_handle(request, status, "MPI_Wait");
-  });
-}
-HCOMM_MPI_ALIAS(Wait)
-
-HCOMM_MPI_API int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
-  return call("MPI_Waitall", MPI_COMM_WORLD, [&] {
-    require_initialized("MPI_Waitall");
-    if (count < 0) fail(MPI_ERR_COUNT, "count is %d, below 0", count);
-    if (count && !array_of_requests) fail(MPI_ERR_REQUEST, "array_of_requests is NULL");
-    for (int i = 0; i < count; ++i)
-      if (array_of_requests[i] != MPI_REQUEST_NULL) request_of(array_of_requests[i]);
-    std::optional<Error> first;
-    for (int i = 0; i < count; ++i) {
-      MPI_Status* status = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
-      try {
-        wait_handle(&array_of_requests[i], status, "MPI_Waitall");
-      } catch (const Error& e) {
-        if (!first) first = e;
-      }
-    }
-    if (first) fail(MPI_ERR_IN_STATUS, "a request failed (its status holds the error): %s", first->text.c_str());
-  });
-}
-HCOMM_MPI_ALIAS(Waitall)
-
-HCOMM_MPI_API int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  return call("MPI_Test", MPI_COMM_WORLD, [&] {
-    require_initialized("MPI_Test");
-    if (!request) fail(MPI_ERR_REQUEST, "request is NULL");
-    if (!flag) fail(MPI_ERR_ARG, "flag is NULL");
-    *flag = *request == MPI_REQUEST_NULL || test_request(request_of(*request), "MPI_Test");
-    if (*flag) wait_handle(request, status, "MPI_Test");
-  });
-}
-HCOMM_MPI_ALIAS(Test)
-
-HCOMM_MPI_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]) {
-  return call("MPI_Testall", MPI_COMM_WORLD, [&] {
-    require_initialized("MPI_Testall");
-    if (count < 0) fail(MPI_ERR_COUNT, "count is %d, below 0", count);
-    if (count && !array_of_requests) fail(MPI_ERR_REQUEST, "array_of_requests is NULL");
-    if (!flag) fail(MPI_ERR_ARG, "flag is NULL");
-    bool all = true;
-    for (int i = 0; i < count; ++i)
-      if (array_of_requests[i] != MPI_REQUEST_NULL)
-        all = test_request(request_of(array_of_requests[i]), "MPI_Testall") && all;
-    *flag = all;
-    for (int i = 0; all && i < count; ++i)
-      wait_handle(&array_of_requests[i],
-                  array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i], "MPI_Testall");
-  });
-}
-HCOMM_MPI_ALIAS(Testall)
-
-HCOMM_MPI_API int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  return call("MPI_Get_count", MPI_COMM_WORLD, [&] {
-    if (!status || status == MPI_STATUS_IGNORE) fail(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
-    if (!count) fail(MPI_ERR_ARG, "count is NULL");
-    const size_t size = type_of(datatype).extent;
-    const MPI_Count bytes = count_of(*status);
-    *count = bytes % static_cast<MPI_Count>(size) ? MPI_UNDEFINED : static_cast<int>(bytes / size);
-  });
-}
-HCOMM_MPI_ALIAS(Get_count)

@@ -6,6 +6,7 @@
 #include <hcomm/hcomm.h>
 #include <mpi.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -91,11 +92,13 @@ int call(const char* fn, MPI_Comm comm, Body&& body) {
 // still waits for its envelope (then a wait must poll, see wait_hcomm).
 bool progress();
 bool pending_envelopes();
-// Waits for an HComm request (null is done): hcomm_wait when no receive but
-// the one whose envelope it is (is_envelope) waits for an envelope, else
-// polls the layer's progress with it, failing after HCOMM_TIMEOUT seconds
-// without progress.
-void wait_hcomm(hcomm_request_t& request, const char* fn, bool is_envelope = false);
+// Waits for an HComm request (null is done): hcomm_wait when no receive
+// waits for an envelope, else polls the layer's progress with it, failing
+// after HCOMM_TIMEOUT seconds without progress.
+void wait_hcomm(hcomm_request_t& request, const char* fn);
+// Moves the layer's progress until done() says so, failing after
+// HCOMM_TIMEOUT seconds in which nothing moved.
+void poll_until(const char* fn, const std::function<bool()>& done);
 // Tests an HComm request; null is done (and stays null).
 bool test_hcomm(hcomm_request_t& request, const char* fn);
 

@@ -56,30 +56,12 @@ HCOMM_MPI_API int PMPI_Attr_put(MPI_Comm comm, [[maybe_unused]] int keyval, [[ma
   return unsupported("MPI_Attr_put", comm);
 }
 HCOMM_MPI_ALIAS(Attr_put)
-HCOMM_MPI_API int PMPI_Bsend([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
-                             [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
-                             [[maybe_unused]] int tag, MPI_Comm comm) {
-  return unsupported("MPI_Bsend", comm);
-}
-HCOMM_MPI_ALIAS(Bsend)
 HCOMM_MPI_API int PMPI_Bsend_init([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
                                   [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
                                   [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
   return unsupported("MPI_Bsend_init", comm);
 }
 HCOMM_MPI_ALIAS(Bsend_init)
-HCOMM_MPI_API int PMPI_Buffer_attach([[maybe_unused]] void* buffer, [[maybe_unused]] int size) {
-  return unsupported("MPI_Buffer_attach", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Buffer_attach)
-HCOMM_MPI_API int PMPI_Buffer_detach([[maybe_unused]] void* buffer_addr, [[maybe_unused]] int* size) {
-  return unsupported("MPI_Buffer_detach", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Buffer_detach)
-HCOMM_MPI_API int PMPI_Cancel([[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Cancel", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Cancel)
 HCOMM_MPI_API int PMPI_Cart_coords(MPI_Comm comm, [[maybe_unused]] int rank, [[maybe_unused]] int maxdims,
                                    [[maybe_unused]] int* coords) {
   return unsupported("MPI_Cart_coords", comm);
@@ -137,21 +119,11 @@ HCOMM_MPI_API int PMPI_Comm_connect([[maybe_unused]] const char* port_name, [[ma
   return unsupported("MPI_Comm_connect", comm);
 }
 HCOMM_MPI_ALIAS(Comm_connect)
-HCOMM_MPI_API int PMPI_Comm_create(MPI_Comm comm, [[maybe_unused]] MPI_Group group,
-                                   [[maybe_unused]] MPI_Comm* newcomm) {
-  return unsupported("MPI_Comm_create", comm);
-}
-HCOMM_MPI_ALIAS(Comm_create)
 HCOMM_MPI_API int PMPI_Comm_create_errhandler([[maybe_unused]] MPI_Comm_errhandler_function* comm_errhandler_fn,
                                               [[maybe_unused]] MPI_Errhandler* errhandler) {
   return unsupported("MPI_Comm_create_errhandler", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Comm_create_errhandler)
-HCOMM_MPI_API int PMPI_Comm_create_group(MPI_Comm comm, [[maybe_unused]] MPI_Group group, [[maybe_unused]] int tag,
-                                         [[maybe_unused]] MPI_Comm* newcomm) {
-  return unsupported("MPI_Comm_create_group", comm);
-}
-HCOMM_MPI_ALIAS(Comm_create_group)
 HCOMM_MPI_API int PMPI_Comm_create_keyval([[maybe_unused]] MPI_Comm_copy_attr_function* comm_copy_attr_fn,
                                           [[maybe_unused]] MPI_Comm_delete_attr_function* comm_delete_attr_fn,
                                           [[maybe_unused]] int* comm_keyval, [[maybe_unused]] void* extra_state) {
@@ -183,10 +155,6 @@ HCOMM_MPI_API int PMPI_Comm_get_parent([[maybe_unused]] MPI_Comm* parent) {
   return unsupported("MPI_Comm_get_parent", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Comm_get_parent)
-HCOMM_MPI_API int PMPI_Comm_group(MPI_Comm comm, [[maybe_unused]] MPI_Group* group) {
-  return unsupported("MPI_Comm_group", comm);
-}
-HCOMM_MPI_ALIAS(Comm_group)
 HCOMM_MPI_API int PMPI_Comm_idup(MPI_Comm comm, [[maybe_unused]] MPI_Comm* newcomm,
                                  [[maybe_unused]] MPI_Request* request) {
   return unsupported("MPI_Comm_idup", comm);
@@ -610,10 +578,6 @@ HCOMM_MPI_API int PMPI_Get_accumulate([[maybe_unused]] const void* origin_addr, 
   return unsupported("MPI_Get_accumulate", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Get_accumulate)
-HCOMM_MPI_API int PMPI_Get_address([[maybe_unused]] const void* location, [[maybe_unused]] MPI_Aint* address) {
-  return unsupported("MPI_Get_address", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Get_address)
 HCOMM_MPI_API int PMPI_Get_elements([[maybe_unused]] const MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype,
                                     [[maybe_unused]] int* count) {
   return unsupported("MPI_Get_elements", MPI_COMM_WORLD);
@@ -665,64 +629,6 @@ HCOMM_MPI_API int PMPI_Grequest_start([[maybe_unused]] MPI_Grequest_query_functi
   return unsupported("MPI_Grequest_start", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Grequest_start)
-HCOMM_MPI_API int PMPI_Group_compare([[maybe_unused]] MPI_Group group1, [[maybe_unused]] MPI_Group group2,
-                                     [[maybe_unused]] int* result) {
-  return unsupported("MPI_Group_compare", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_compare)
-HCOMM_MPI_API int PMPI_Group_difference([[maybe_unused]] MPI_Group group1, [[maybe_unused]] MPI_Group group2,
-                                        [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_difference", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_difference)
-HCOMM_MPI_API int PMPI_Group_excl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                  [[maybe_unused]] const int* ranks, [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_excl", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_excl)
-HCOMM_MPI_API int PMPI_Group_free([[maybe_unused]] MPI_Group* group) {
-  return unsupported("MPI_Group_free", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_free)
-HCOMM_MPI_API int PMPI_Group_incl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                  [[maybe_unused]] const int* ranks, [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_incl", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_incl)
-HCOMM_MPI_API int PMPI_Group_intersection([[maybe_unused]] MPI_Group group1, [[maybe_unused]] MPI_Group group2,
-                                          [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_intersection", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_intersection)
-HCOMM_MPI_API int PMPI_Group_range_excl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                        [[maybe_unused]] int ranges[][3], [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_range_excl", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_range_excl)
-HCOMM_MPI_API int PMPI_Group_range_incl([[maybe_unused]] MPI_Group group, [[maybe_unused]] int n,
-                                        [[maybe_unused]] int ranges[][3], [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_range_incl", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_range_incl)
-HCOMM_MPI_API int PMPI_Group_rank([[maybe_unused]] MPI_Group group, [[maybe_unused]] int* rank) {
-  return unsupported("MPI_Group_rank", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_rank)
-HCOMM_MPI_API int PMPI_Group_size([[maybe_unused]] MPI_Group group, [[maybe_unused]] int* size) {
-  return unsupported("MPI_Group_size", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_size)
-HCOMM_MPI_API int PMPI_Group_translate_ranks([[maybe_unused]] MPI_Group group1, [[maybe_unused]] int n,
-                                             [[maybe_unused]] const int* ranks1, [[maybe_unused]] MPI_Group group2,
-                                             [[maybe_unused]] int* ranks2) {
-  return unsupported("MPI_Group_translate_ranks", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_translate_ranks)
-HCOMM_MPI_API int PMPI_Group_union([[maybe_unused]] MPI_Group group1, [[maybe_unused]] MPI_Group group2,
-                                   [[maybe_unused]] MPI_Group* newgroup) {
-  return unsupported("MPI_Group_union", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Group_union)
 HCOMM_MPI_API int PMPI_Ialltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
                                   [[maybe_unused]] const int* sdispls, [[maybe_unused]] const MPI_Datatype* sendtypes,
                                   [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
@@ -731,12 +637,6 @@ HCOMM_MPI_API int PMPI_Ialltoallw([[maybe_unused]] const void* sendbuf, [[maybe_
   return unsupported("MPI_Ialltoallw", comm);
 }
 HCOMM_MPI_ALIAS(Ialltoallw)
-HCOMM_MPI_API int PMPI_Ibsend([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
-                              [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
-                              [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Ibsend", comm);
-}
-HCOMM_MPI_ALIAS(Ibsend)
 HCOMM_MPI_API int PMPI_Iexscan([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf,
                                [[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype datatype,
                                [[maybe_unused]] MPI_Op op, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
@@ -896,12 +796,6 @@ HCOMM_MPI_API int PMPI_Open_port([[maybe_unused]] MPI_Info info, [[maybe_unused]
   return unsupported("MPI_Open_port", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Open_port)
-HCOMM_MPI_API int PMPI_Pack([[maybe_unused]] const void* inbuf, [[maybe_unused]] int incount,
-                            [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] void* outbuf,
-                            [[maybe_unused]] int outsize, [[maybe_unused]] int* position, MPI_Comm comm) {
-  return unsupported("MPI_Pack", comm);
-}
-HCOMM_MPI_ALIAS(Pack)
 HCOMM_MPI_API int PMPI_Pack_external([[maybe_unused]] const char* datarep, [[maybe_unused]] const void* inbuf,
                                      [[maybe_unused]] int incount, [[maybe_unused]] MPI_Datatype datatype,
                                      [[maybe_unused]] void* outbuf, [[maybe_unused]] MPI_Aint outsize,
@@ -914,11 +808,6 @@ HCOMM_MPI_API int PMPI_Pack_external_size([[maybe_unused]] const char* datarep, 
   return unsupported("MPI_Pack_external_size", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Pack_external_size)
-HCOMM_MPI_API int PMPI_Pack_size([[maybe_unused]] int incount, [[maybe_unused]] MPI_Datatype datatype, MPI_Comm comm,
-                                 [[maybe_unused]] int* size) {
-  return unsupported("MPI_Pack_size", comm);
-}
-HCOMM_MPI_ALIAS(Pack_size)
 HCOMM_MPI_API int PMPI_Probe([[maybe_unused]] int source, [[maybe_unused]] int tag, MPI_Comm comm,
                              [[maybe_unused]] MPI_Status* status) {
   return unsupported("MPI_Probe", comm);
@@ -964,15 +853,6 @@ HCOMM_MPI_API int PMPI_Register_datarep([[maybe_unused]] const char* datarep,
   return unsupported("MPI_Register_datarep", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Register_datarep)
-HCOMM_MPI_API int PMPI_Request_free([[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Request_free", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Request_free)
-HCOMM_MPI_API int PMPI_Request_get_status([[maybe_unused]] MPI_Request request, [[maybe_unused]] int* flag,
-                                          [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Request_get_status", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Request_get_status)
 HCOMM_MPI_API int PMPI_Rget([[maybe_unused]] void* origin_addr, [[maybe_unused]] int origin_count,
                             [[maybe_unused]] MPI_Datatype origin_datatype, [[maybe_unused]] int target_rank,
                             [[maybe_unused]] MPI_Aint target_disp, [[maybe_unused]] int target_count,
@@ -1203,35 +1083,10 @@ HCOMM_MPI_API int PMPI_T_pvar_write([[maybe_unused]] MPI_T_pvar_session session,
   return unsupported("MPI_T_pvar_write", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(T_pvar_write)
-HCOMM_MPI_API int PMPI_Test_cancelled([[maybe_unused]] const MPI_Status* status, [[maybe_unused]] int* flag) {
-  return unsupported("MPI_Test_cancelled", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Test_cancelled)
-HCOMM_MPI_API int PMPI_Testany([[maybe_unused]] int count, [[maybe_unused]] MPI_Request* array_of_requests,
-                               [[maybe_unused]] int* indx, [[maybe_unused]] int* flag,
-                               [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Testany", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Testany)
-HCOMM_MPI_API int PMPI_Testsome([[maybe_unused]] int incount, [[maybe_unused]] MPI_Request* array_of_requests,
-                                [[maybe_unused]] int* outcount, [[maybe_unused]] int* array_of_indices,
-                                [[maybe_unused]] MPI_Status* array_of_statuses) {
-  return unsupported("MPI_Testsome", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Testsome)
 HCOMM_MPI_API int PMPI_Topo_test(MPI_Comm comm, [[maybe_unused]] int* status) {
   return unsupported("MPI_Topo_test", comm);
 }
 HCOMM_MPI_ALIAS(Topo_test)
-HCOMM_MPI_API int PMPI_Type_commit([[maybe_unused]] MPI_Datatype* datatype) {
-  return unsupported("MPI_Type_commit", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_commit)
-HCOMM_MPI_API int PMPI_Type_contiguous([[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype oldtype,
-                                       [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_contiguous", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_contiguous)
 HCOMM_MPI_API int PMPI_Type_create_darray([[maybe_unused]] int size, [[maybe_unused]] int rank,
                                           [[maybe_unused]] int ndims, [[maybe_unused]] const int* array_of_gsizes,
                                           [[maybe_unused]] const int* array_of_distribs,
@@ -1256,14 +1111,6 @@ HCOMM_MPI_API int PMPI_Type_create_f90_real([[maybe_unused]] int p, [[maybe_unus
   return unsupported("MPI_Type_create_f90_real", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_f90_real)
-HCOMM_MPI_API int PMPI_Type_create_hindexed([[maybe_unused]] int count,
-                                            [[maybe_unused]] const int* array_of_blocklengths,
-                                            [[maybe_unused]] const MPI_Aint* array_of_displacements,
-                                            [[maybe_unused]] MPI_Datatype oldtype,
-                                            [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_hindexed", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_hindexed)
 HCOMM_MPI_API int PMPI_Type_create_hindexed_block([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
                                                   [[maybe_unused]] const MPI_Aint* array_of_displacements,
                                                   [[maybe_unused]] MPI_Datatype oldtype,
@@ -1271,37 +1118,12 @@ HCOMM_MPI_API int PMPI_Type_create_hindexed_block([[maybe_unused]] int count, [[
   return unsupported("MPI_Type_create_hindexed_block", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_hindexed_block)
-HCOMM_MPI_API int PMPI_Type_create_hvector([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                           [[maybe_unused]] MPI_Aint stride, [[maybe_unused]] MPI_Datatype oldtype,
-                                           [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_hvector", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_hvector)
-HCOMM_MPI_API int PMPI_Type_create_indexed_block([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                                 [[maybe_unused]] const int* array_of_displacements,
-                                                 [[maybe_unused]] MPI_Datatype oldtype,
-                                                 [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_indexed_block", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_indexed_block)
 HCOMM_MPI_API int PMPI_Type_create_keyval([[maybe_unused]] MPI_Type_copy_attr_function* type_copy_attr_fn,
                                           [[maybe_unused]] MPI_Type_delete_attr_function* type_delete_attr_fn,
                                           [[maybe_unused]] int* type_keyval, [[maybe_unused]] void* extra_state) {
   return unsupported("MPI_Type_create_keyval", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_create_keyval)
-HCOMM_MPI_API int PMPI_Type_create_resized([[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Aint lb,
-                                           [[maybe_unused]] MPI_Aint extent, [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_resized", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_resized)
-HCOMM_MPI_API int PMPI_Type_create_struct([[maybe_unused]] int count, [[maybe_unused]] const int* array_of_blocklengths,
-                                          [[maybe_unused]] const MPI_Aint* array_of_displacements,
-                                          [[maybe_unused]] const MPI_Datatype* array_of_types,
-                                          [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_create_struct", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_create_struct)
 HCOMM_MPI_API int PMPI_Type_create_subarray([[maybe_unused]] int ndims, [[maybe_unused]] const int* array_of_sizes,
                                             [[maybe_unused]] const int* array_of_subsizes,
                                             [[maybe_unused]] const int* array_of_starts, [[maybe_unused]] int order,
@@ -1314,18 +1136,10 @@ HCOMM_MPI_API int PMPI_Type_delete_attr([[maybe_unused]] MPI_Datatype datatype, 
   return unsupported("MPI_Type_delete_attr", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_delete_attr)
-HCOMM_MPI_API int PMPI_Type_dup([[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_dup", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_dup)
 HCOMM_MPI_API int PMPI_Type_extent([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Aint* extent) {
   return unsupported("MPI_Type_extent", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_extent)
-HCOMM_MPI_API int PMPI_Type_free([[maybe_unused]] MPI_Datatype* datatype) {
-  return unsupported("MPI_Type_free", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_free)
 HCOMM_MPI_API int PMPI_Type_free_keyval([[maybe_unused]] int* type_keyval) {
   return unsupported("MPI_Type_free_keyval", MPI_COMM_WORLD);
 }
@@ -1359,35 +1173,12 @@ HCOMM_MPI_API int PMPI_Type_get_name([[maybe_unused]] MPI_Datatype datatype, [[m
   return unsupported("MPI_Type_get_name", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_get_name)
-HCOMM_MPI_API int PMPI_Type_get_true_extent([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Aint* true_lb,
-                                            [[maybe_unused]] MPI_Aint* true_extent) {
-  return unsupported("MPI_Type_get_true_extent", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_get_true_extent)
 HCOMM_MPI_API int PMPI_Type_get_true_extent_x([[maybe_unused]] MPI_Datatype datatype,
                                               [[maybe_unused]] MPI_Count* true_lb,
                                               [[maybe_unused]] MPI_Count* true_extent) {
   return unsupported("MPI_Type_get_true_extent_x", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_get_true_extent_x)
-HCOMM_MPI_API int PMPI_Type_hindexed([[maybe_unused]] int count, [[maybe_unused]] int* array_of_blocklengths,
-                                     [[maybe_unused]] MPI_Aint* array_of_displacements,
-                                     [[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_hindexed", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_hindexed)
-HCOMM_MPI_API int PMPI_Type_hvector([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                    [[maybe_unused]] MPI_Aint stride, [[maybe_unused]] MPI_Datatype oldtype,
-                                    [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_hvector", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_hvector)
-HCOMM_MPI_API int PMPI_Type_indexed([[maybe_unused]] int count, [[maybe_unused]] const int* array_of_blocklengths,
-                                    [[maybe_unused]] const int* array_of_displacements,
-                                    [[maybe_unused]] MPI_Datatype oldtype, [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_indexed", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_indexed)
 HCOMM_MPI_API int PMPI_Type_lb([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Aint* displacement) {
   return unsupported("MPI_Type_lb", MPI_COMM_WORLD);
 }
@@ -1410,29 +1201,10 @@ HCOMM_MPI_API int PMPI_Type_size_x([[maybe_unused]] MPI_Datatype datatype, [[may
   return unsupported("MPI_Type_size_x", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_size_x)
-HCOMM_MPI_API int PMPI_Type_struct([[maybe_unused]] int count, [[maybe_unused]] int* array_of_blocklengths,
-                                   [[maybe_unused]] MPI_Aint* array_of_displacements,
-                                   [[maybe_unused]] MPI_Datatype* array_of_types,
-                                   [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_struct", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_struct)
 HCOMM_MPI_API int PMPI_Type_ub([[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Aint* displacement) {
   return unsupported("MPI_Type_ub", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Type_ub)
-HCOMM_MPI_API int PMPI_Type_vector([[maybe_unused]] int count, [[maybe_unused]] int blocklength,
-                                   [[maybe_unused]] int stride, [[maybe_unused]] MPI_Datatype oldtype,
-                                   [[maybe_unused]] MPI_Datatype* newtype) {
-  return unsupported("MPI_Type_vector", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Type_vector)
-HCOMM_MPI_API int PMPI_Unpack([[maybe_unused]] const void* inbuf, [[maybe_unused]] int insize,
-                              [[maybe_unused]] int* position, [[maybe_unused]] void* outbuf,
-                              [[maybe_unused]] int outcount, [[maybe_unused]] MPI_Datatype datatype, MPI_Comm comm) {
-  return unsupported("MPI_Unpack", comm);
-}
-HCOMM_MPI_ALIAS(Unpack)
 HCOMM_MPI_API int PMPI_Unpack_external([[maybe_unused]] const char* datarep, [[maybe_unused]] const void* inbuf,
                                        [[maybe_unused]] MPI_Aint insize, [[maybe_unused]] MPI_Aint* position,
                                        [[maybe_unused]] void* outbuf, [[maybe_unused]] int outcount,
@@ -1445,17 +1217,6 @@ HCOMM_MPI_API int PMPI_Unpublish_name([[maybe_unused]] const char* service_name,
   return unsupported("MPI_Unpublish_name", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Unpublish_name)
-HCOMM_MPI_API int PMPI_Waitany([[maybe_unused]] int count, [[maybe_unused]] MPI_Request* array_of_requests,
-                               [[maybe_unused]] int* indx, [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Waitany", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Waitany)
-HCOMM_MPI_API int PMPI_Waitsome([[maybe_unused]] int incount, [[maybe_unused]] MPI_Request* array_of_requests,
-                                [[maybe_unused]] int* outcount, [[maybe_unused]] int* array_of_indices,
-                                [[maybe_unused]] MPI_Status* array_of_statuses) {
-  return unsupported("MPI_Waitsome", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Waitsome)
 HCOMM_MPI_API int PMPI_Win_allocate([[maybe_unused]] MPI_Aint size, [[maybe_unused]] int disp_unit,
                                     [[maybe_unused]] MPI_Info info, MPI_Comm comm, [[maybe_unused]] void* baseptr,
                                     [[maybe_unused]] MPI_Win* win) {

@@ -32,7 +32,8 @@ static int check_rank = -1;
   } while (0)
 
 /* Cases MPICH 4.0.2 (Debian 12) gets wrong, left out when these programs
- * are built against it: MPI_Reduce with MPI_IN_PLACE at a root other than 0
+ * are built against it (the programs say where they step around others):
+ * MPI_Reduce with MPI_IN_PLACE at a root other than 0
  * crashes for a count of 1027 (it reads MPI_IN_PLACE as a buffer),
  * MPI_Allgatherv on one rank ignores displs, and a nonblocking receive from
  * MPI_PROC_NULL leaves MPI_SOURCE 0 in its status. */

@@ -69,8 +69,9 @@ static void test_reductions(void) {
         MPI_Op op = ops[oi];
         if (!fits(t, op)) continue;
         const int n = count * size;
-        double* send = calloc(n + 1, sizeof(double));
-        double* recv = calloc(n + 1, sizeof(double));
+        /* Room for reduce_scatter's blocks too, which have up to 3 elements. */
+        double* send = calloc(n + 4, sizeof(double));
+        double* recv = calloc(n + 4, sizeof(double));
         for (int i = 0; i < n; ++i) set(send, t, i, input(rank, i, op));
         /* allreduce, and in place */
         MPI_OK(MPI_Allreduce(send, recv, count, t, op, MPI_COMM_WORLD));
@@ -129,8 +130,9 @@ static void check_moved(const int* buf, int count, int from, int first, const ch
 static void test_movement(void) {
   for (int ci = 0; ci < NUM_TEST_COUNTS; ++ci) {
     const int count = test_counts[ci], n = count * size;
-    int* send = malloc((n + 1) * sizeof(int));
-    int* recv = malloc((n + 1) * sizeof(int));
+    /* Room for the v-collectives' blocks too, which have up to 5 elements. */
+    int* send = malloc((n + 6) * sizeof(int));
+    int* recv = malloc((n + 6) * sizeof(int));
     int* counts = malloc(size * sizeof(int));
     int* displs = malloc(size * sizeof(int));
     int* rcounts = malloc(size * sizeof(int));
