@@ -24,11 +24,15 @@ MPI_Comm adopt(hcomm_comm_t h, const Comm& parent) {
   return add_comm(std::move(c));
 }
 
+// MPI is called by one thread at a time (MPI_THREAD_SERIALIZED at most), so
+// a new communicator shares its parent's connections over every transport.
 MPI_Comm split(const Comm& parent, int color, int key) {
   if (color < 0 && color != MPI_UNDEFINED)
     fail(MPI_ERR_ARG, "color is %d: a color is 0 or above, or MPI_UNDEFINED", color);
+  hcomm_config_t config = HCOMM_CONFIG_INITIALIZER;
+  config.split_share = HCOMM_SPLIT_SHARE_ON;
   hcomm_comm_t h = nullptr;
-  check(hcomm_comm_split(parent.h, color == MPI_UNDEFINED ? HCOMM_SPLIT_NOCOLOR : color, key, nullptr, &h),
+  check(hcomm_comm_split(parent.h, color == MPI_UNDEFINED ? HCOMM_SPLIT_NOCOLOR : color, key, &config, &h),
         "hcomm_comm_split");
   return adopt(h, parent);
 }
@@ -109,9 +113,7 @@ HCOMM_MPI_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return call("MPI_Comm_dup", comm, [&] {
     const Comm& c = comm_of(comm);
     check_out(newcomm, "newcomm");
-    hcomm_comm_t h = nullptr;
-    check(hcomm_comm_dup(c.h, &h), "hcomm_comm_dup");
-    *newcomm = adopt(h, c);
+    *newcomm = split(c, 0, c.rank);
   });
 }
 HCOMM_MPI_ALIAS(Comm_dup)
