@@ -87,6 +87,33 @@ hcomm_result_t split(const char* fn, hcomm_comm_t comm, int color, std::optional
   });
 }
 
+hcomm_result_t create_group(hcomm_comm_t comm, int nranks, const int* ranks, int tag, const hcomm_config_t* config,
+                            hcomm_comm_t* newcomm) {
+  constexpr const char* fn = "hcomm_comm_create_group";
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(newcomm, "%s: newcomm is NULL", fn);
+    *newcomm = nullptr;
+    comm::Communicator& c = checked_comm(fn, comm);
+    HCOMM_ARG_CHECK(nranks >= 1 && nranks <= c.size(), "%s: nranks is %d; give 1 to the communicator's size (%d)", fn,
+                    nranks, c.size());
+    HCOMM_ARG_CHECK(ranks, "%s: ranks is NULL; give the group's %d ranks in comm", fn, nranks);
+    HCOMM_ARG_CHECK(tag >= 0, "%s: tag is %d; give 0 to HCOMM_TAG_MAX", fn, tag);
+    std::vector<int> members(ranks, ranks + nranks);
+    std::vector<uint8_t> seen(c.size(), 0);
+    for (int i = 0; i < nranks; ++i) {
+      HCOMM_ARG_CHECK(members[i] >= 0 && members[i] < c.size(), "%s: ranks[%d] is %d; give ranks of comm (0 to %d)",
+                      fn, i, members[i], c.size() - 1);
+      HCOMM_ARG_CHECK(!seen[members[i]], "%s: ranks[%d] is %d, which ranks lists twice; give each rank once", fn, i,
+                      members[i]);
+      seen[members[i]] = 1;
+    }
+    HCOMM_ARG_CHECK(seen[c.rank()], "%s: this rank (%d) is not among ranks; only the group's ranks call it", fn,
+                    c.rank());
+    *newcomm = handle_of(c.create_group(members, tag, config ? comm::Config::resolve(config) : c.config()));
+    return HCOMM_SUCCESS;
+  });
+}
+
 }  // namespace
 }  // namespace hcomm::api
 
@@ -160,6 +187,11 @@ HCOMM_API hcomm_result_t hcomm_comm_split(hcomm_comm_t comm, int color, int key,
 
 HCOMM_API hcomm_result_t hcomm_comm_dup(hcomm_comm_t comm, hcomm_comm_t* newcomm) {
   return split("hcomm_comm_dup", comm, 0, std::nullopt, nullptr, newcomm);
+}
+
+HCOMM_API hcomm_result_t hcomm_comm_create_group(hcomm_comm_t comm, int nranks, const int* ranks, int tag,
+                                                 const hcomm_config_t* config, hcomm_comm_t* newcomm) {
+  return create_group(comm, nranks, ranks, tag, config, newcomm);
 }
 
 HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm) {

@@ -259,6 +259,58 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Conf
       &parent);
 }
 
+std::unique_ptr<Communicator> Communicator::create_group(const std::vector<int>& members, int tag,
+                                                         const Config& config) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  const int new_rank = static_cast<int>(std::ranges::find(members, rank_) - members.begin());
+  hcomm_unique_id_t id{};
+  struct Message {
+    int peer;
+    void* request = nullptr;
+    bool done = false;
+  };
+  std::vector<Message> messages;
+  if (new_rank == 0) {
+    bootstrap::Bootstrap::make_unique_id(&id);
+    for (size_t i = 1; i < members.size(); ++i) messages.push_back({members[i]});
+  } else {
+    messages.push_back({members.front()});
+  }
+  const uint64_t message_tag = exec::service_tag(links_->context(), static_cast<uint32_t>(tag));
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
+  try {
+    for (;;) {
+      bool all = true;
+      for (Message& m : messages) {
+        if (m.done) continue;
+        if (!m.request)
+          m.request = new_rank == 0 ? links_->isend(m.peer, &id, sizeof id, message_tag)
+                                    : links_->irecv(m.peer, &id, sizeof id, message_tag);
+        size_t bytes = 0;
+        m.done = m.request && links_->test(m.peer, m.request, &bytes);
+        all = all && m.done;
+      }
+      if (all) break;
+      links_->check_peers();
+      if (Clock::now() > deadline)
+        HCOMM_THROW(HCOMM_ERR_TIMEOUT,
+                    "hcomm_comm_create_group with tag %d: rank %d had no word from rank %d, the group's first, "
+                    "within %g s (HCOMM_TIMEOUT); every rank of the group must call it with the same ranks and tag",
+                    tag, rank_, members.front(), config_.timeout_s);
+      links_->progress();
+      links_->wait(1000);
+    }
+  } catch (const Error& e) {
+    fail(e);
+  }
+  HCOMM_INFO(INIT, "rank %d: group of %zu ranks with tag %d: rank %d", rank_, members.size(), tag, new_rank);
+  const Parent parent{*links_, members};
+  return std::make_unique<Communicator>(
+      bootstrap::Bootstrap::from_unique_id(id, static_cast<int>(members.size()), new_rank), config, &parent);
+}
+
 void Communicator::force_algorithm(hcomm_coll_t coll, const std::string& algorithm) {
   schedules_->force(coll, algorithm);
 }

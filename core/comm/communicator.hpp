@@ -73,6 +73,11 @@ class Communicator {
   // them through this communicator's bootstrap; it shares this one's
   // connections where it can (Parent).
   std::unique_ptr<Communicator> split(int color, int key, const Config& config);
+  // The communicator of `members` (ranks here, in their new order, this
+  // rank among them): collective over them only. The first makes its
+  // rendezvous and sends the others its id in a service message of `tag`;
+  // it shares this one's connections where it can, as a split's does.
+  std::unique_ptr<Communicator> create_group(const std::vector<int>& members, int tag, const Config& config);
   const Config& config() const { return config_; }
 
   // Every later call of `coll` tries `algorithm` first (empty: back to

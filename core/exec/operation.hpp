@@ -36,17 +36,24 @@ struct Buffers {
 // Collectives: [0][seq:12][context:4][signature:7][match:24][chunk:16]. A
 // collective's messages carry its call signature (argument_check.hpp), so
 // that messages of calls whose ranks passed different arguments never match.
-// The signature field all ones is kept for the argument check's own messages.
+// The signature field all ones is kept for the argument check's messages,
+// all ones but the lowest bit for the communicator's service messages.
 constexpr int kContexts = 16;
 constexpr uint32_t kSeqsInFlight = 1u << 12;
 constexpr uint64_t kTagSignatureMask = 0x7F;
 constexpr uint64_t collective_tag_base(uint32_t seq, uint64_t signature = 0, int context = 0) {
   const uint64_t low = signature & kTagSignatureMask;
-  const uint64_t s = low - (low == kTagSignatureMask);  // never all ones
+  const uint64_t s = low >= kTagSignatureMask - 1 ? low - 2 : low;  // never the two kept values
   return uint64_t{seq % kSeqsInFlight} << 51 | uint64_t(context & (kContexts - 1)) << 47 | s << 40;
 }
 // The tag of the argument check's messages (comm/argument_check.hpp).
 constexpr uint64_t check_tag(int context) { return uint64_t(context & (kContexts - 1)) << 47 | kTagSignatureMask << 40; }
+// The tag of a service message (hcomm_comm_create_group's id) with a user
+// tag of 31 bits, in the seq and match fields.
+constexpr uint64_t service_tag(int context, uint32_t user_tag) {
+  return uint64_t{(user_tag >> 24) & 0x7F} << 51 | uint64_t(context & (kContexts - 1)) << 47 |
+         (kTagSignatureMask - 1) << 40 | uint64_t{user_tag & 0xFFFFFF} << 16;
+}
 // Point to point: [1][user tag:31][context:4][the pair's message number for
 // that tag:12][chunk:16]; match is 0. Messages of one tag arrive in order on
 // every transport, so the number may wrap.

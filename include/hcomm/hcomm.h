@@ -94,6 +94,14 @@ HCOMM_API hcomm_result_t hcomm_comm_split(hcomm_comm_t comm, int color, int key,
 /* A new communicator of comm's ranks in comm's order, with comm's settings
  * (hcomm_comm_split with one color, the rank as key). Collective. */
 HCOMM_API hcomm_result_t hcomm_comm_dup(hcomm_comm_t comm, hcomm_comm_t* newcomm);
+/* The communicator of ranks[0..nranks) of comm, in that order (ranks[i]
+ * becomes rank i), as MPI_Comm_create_group makes it: collective over those
+ * ranks only, each passing the same ranks and tag (0..HCOMM_TAG_MAX; groups
+ * made at once from one comm need different tags). It shares comm's
+ * connections as hcomm_comm_split's communicator does. config NULL: comm's
+ * settings. */
+HCOMM_API hcomm_result_t hcomm_comm_create_group(hcomm_comm_t comm, int nranks, const int* ranks, int tag,
+                                                 const hcomm_config_t* config, hcomm_comm_t* newcomm);
 /* Operations in flight on comm complete first (each waits up to HCOMM_TIMEOUT
  * without progress), as MPI_Comm_free has them do. If they fail on
  * connections comm shares with other communicators, those fail from then on

@@ -65,27 +65,14 @@ int place_of(const Comm& c, const std::vector<int>& ranks) {
   return it == ranks.end() ? -1 : static_cast<int>(it - ranks.begin());
 }
 
-// The new communicator of a group's members, made by them alone: the first
-// makes an HComm unique id and sends it to the others through the parent,
-// on HComm tags no MPI message uses; then they all start the communicator
-// from it.
-hcomm_comm_t from_unique_id(const Comm& parent, const std::vector<int>& ranks, int me, int tag) {
-  hcomm_unique_id_t id;
-  std::vector<hcomm_request_t> requests;
-  if (me == 0) {
-    check(hcomm_get_unique_id(&id), "hcomm_get_unique_id");
-    for (size_t i = 1; i < ranks.size(); ++i)
-      issue(requests, "hcomm_isend (a new communicator's id)", [&](hcomm_request_t* h) {
-        return hcomm_isend(&id, sizeof id, HCOMM_UINT8, ranks[i], hcomm_tag(tag, kCommCreate), parent.h, h);
-      });
-  } else {
-    issue(requests, "hcomm_irecv (a new communicator's id)", [&](hcomm_request_t* h) {
-      return hcomm_irecv(&id, sizeof id, HCOMM_UINT8, ranks[0], hcomm_tag(tag, kCommCreate), parent.h, h);
-    });
-  }
-  for (hcomm_request_t& h : requests) wait_hcomm(h, "MPI_Comm_create_group");
+// The new communicator of a group's members, made by them alone; it shares
+// the parent's connections as a split's does.
+hcomm_comm_t create_group(const Comm& parent, const std::vector<int>& ranks, int tag) {
+  hcomm_config_t config = HCOMM_CONFIG_INITIALIZER;
+  config.split_share = HCOMM_SPLIT_SHARE_ON;
   hcomm_comm_t h = nullptr;
-  check(hcomm_comm_init_rank(&h, &id, static_cast<int>(ranks.size()), me), "hcomm_comm_init_rank");
+  check(hcomm_comm_create_group(parent.h, static_cast<int>(ranks.size()), ranks.data(), tag, &config, &h),
+        "hcomm_comm_create_group");
   return h;
 }
 
@@ -160,9 +147,9 @@ HCOMM_MPI_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag
     const std::vector<int> ranks = ranks_in(c, group_of(group));
     check_out(newcomm, "newcomm");
     if (tag < 0 || tag > kTagUb) fail(MPI_ERR_TAG, "tag %d is outside 0..MPI_TAG_UB (%d)", tag, kTagUb);
-    const int me = place_of(c, ranks);
-    if (me < 0) fail(MPI_ERR_GROUP, "rank %d of the communicator is not in the group: only members call", c.rank);
-    *newcomm = adopt(from_unique_id(c, ranks, me, tag), c);
+    if (place_of(c, ranks) < 0)
+      fail(MPI_ERR_GROUP, "rank %d of the communicator is not in the group: only members call", c.rank);
+    *newcomm = adopt(create_group(c, ranks, tag), c);
   });
 }
 HCOMM_MPI_ALIAS(Comm_create_group)

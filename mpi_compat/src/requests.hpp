@@ -28,9 +28,8 @@ struct Envelope {
 constexpr uint32_t kSynchronous = 1;
 
 // What an HComm message of the layer is: its tag is the MPI tag shifted
-// left by two, with the part in the low two bits. kCommCreate carries a new
-// communicator's unique id (MPI_Comm_create_group).
-enum Part { kEnvelope = 0, kData = 1, kAck = 2, kCommCreate = 3 };
+// left by two, with the part in the low two bits.
+enum Part { kEnvelope = 0, kData = 1, kAck = 2 };
 inline int hcomm_tag(int tag, Part part) { return (tag << 2) | part; }
 
 struct Request {

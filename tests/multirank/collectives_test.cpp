@@ -438,6 +438,7 @@ int main(int argc, char** argv) {
   else if (options.group == "split") {
     test_split(job, options.counts);
     test_split_share(job);
+    test_create_group(job);
   } else if (options.group == "sendrecv")
     test_point_to_point(job, options.counts, options.large);
   else {

@@ -24,5 +24,7 @@ void test_cxx(Job& job);
 void test_split(Job& job, const std::vector<size_t>& counts);
 // Communicators on their parent's connections (split_share.cpp).
 void test_split_share(Job& job);
+// hcomm_comm_create_group (split_share.cpp).
+void test_create_group(Job& job);
 
 }  // namespace hcomm::test

@@ -67,7 +67,91 @@ bool any_thread_transports() {
   return t.empty() || t == "shm" || t == "tcp";
 }
 
+// An allreduce on `comm`, whose ranks are the job's ranks `members` in
+// order: every rank sends its job rank * 1000 + i; checks the sum.
+void allreduce_of(Job& job, hcomm_comm_t comm, const std::vector<int>& members, size_t count, const std::string& what) {
+  const std::vector<double> send = contribution(job.ranks.rank, count, 0.0);
+  std::vector<double> recv(count, -1.0);
+  job.check(hcomm_allreduce(send.data(), recv.data(), count, HCOMM_FLOAT64, HCOMM_SUM, comm, nullptr),
+            what + ": hcomm_allreduce");
+  for (size_t i = 0; i < count; ++i) {
+    double want = 0;
+    for (int m : members) want += m * 1000.0 + static_cast<double>(i);
+    if (recv[i] != want) {
+      job.fail(what + ": element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " +
+               std::to_string(want));
+      return;
+    }
+  }
+}
+
+void check_rank(Job& job, hcomm_comm_t comm, int want_rank, int want_size, const std::string& what) {
+  int rank = -1, size = -1;
+  job.check(hcomm_comm_rank(comm, &rank), what + ": hcomm_comm_rank");
+  job.check(hcomm_comm_size(comm, &size), what + ": hcomm_comm_size");
+  if (rank != want_rank || size != want_size)
+    job.fail(what + ": rank " + std::to_string(rank) + " of " + std::to_string(size) + ", expected " +
+             std::to_string(want_rank) + " of " + std::to_string(want_size));
+}
+
 }  // namespace
+
+// hcomm_comm_create_group: two disjoint groups made at once (different
+// tags, each collective over its own ranks only), one in reverse order, a
+// group of a group, collectives on each, and bad arguments.
+void test_create_group(Job& job) {
+  const int me = job.ranks.rank, n = job.ranks.size;
+  std::vector<int> odd, even;  // job ranks, in the groups' order
+  for (int r = n - 1; r >= 0; --r)
+    if (r % 2) odd.push_back(r);
+  for (int r = 0; r < n; r += 2) even.push_back(r);
+  const std::vector<int>& mine = me % 2 ? odd : even;
+  const int tag = me % 2 ? 0x7FFFFFF0 : 9;  // above 2^24 too
+  hcomm_comm_t group = nullptr;
+  job.check(hcomm_comm_create_group(job.comm, static_cast<int>(mine.size()), mine.data(), tag, nullptr, &group),
+            "hcomm_comm_create_group");
+  const int want_rank = static_cast<int>(std::find(mine.begin(), mine.end(), me) - mine.begin());
+  check_rank(job, group, want_rank, static_cast<int>(mine.size()), "a group");
+  allreduce_of(job, group, mine, 1027, "a group");
+  // Its own group of all its ranks, reversed.
+  std::vector<int> reversed(mine.size());
+  for (size_t i = 0; i < mine.size(); ++i) reversed[i] = static_cast<int>(mine.size() - 1 - i);
+  hcomm_comm_t inner = nullptr;
+  job.check(hcomm_comm_create_group(group, static_cast<int>(reversed.size()), reversed.data(), 0, nullptr, &inner),
+            "hcomm_comm_create_group of a group");
+  check_rank(job, inner, static_cast<int>(mine.size()) - 1 - want_rank, static_cast<int>(mine.size()),
+             "a group of a group");
+  allreduce_of(job, inner, std::vector<int>(mine.rbegin(), mine.rend()), 61, "a group of a group");
+  job.check(hcomm_comm_destroy(inner), "hcomm_comm_destroy of a group of a group");
+  job.check(hcomm_comm_destroy(group), "hcomm_comm_destroy of a group");
+  job.summary("hcomm_comm_create_group: two groups at once, one reversed, a group of a group");
+
+  // Bad arguments fail on the calling rank alone, before any message.
+  hcomm_comm_t none = nullptr;
+  auto expect_invalid = [&](int nranks, const int* ranks, int t, const char* words, const std::string& what) {
+    const hcomm_result_t rc = hcomm_comm_create_group(job.comm, nranks, ranks, t, nullptr, &none);
+    const std::string error = hcomm_get_last_error();
+    if (rc != HCOMM_ERR_INVALID_ARGUMENT || none || error.find(words) == std::string::npos)
+      job.fail("hcomm_comm_create_group with " + what + " returned " + hcomm_result_string(rc) + ": " + error);
+  };
+  const int twice[] = {me, me};
+  const int other[] = {(me + 1) % n};
+  const int out_of_range[] = {me, n};
+  if (n > 1) {  // two ranks are more than one rank's communicator has
+    expect_invalid(2, twice, 0, "twice", "a rank listed twice");
+    expect_invalid(1, other, 0, "not among ranks", "a group without the caller");
+    expect_invalid(2, out_of_range, 0, "give ranks of comm", "a rank past the communicator");
+  }
+  expect_invalid(0, twice, 0, "nranks is 0", "nranks 0");
+  expect_invalid(1, twice, -1, "tag is -1", "tag -1");
+  expect_invalid(1, nullptr, 0, "ranks is NULL", "ranks NULL");
+  allreduce_of(job, job.comm, [&] {
+    std::vector<int> all(n);
+    for (int r = 0; r < n; ++r) all[r] = r;
+    return all;
+  }(), 7, "the communicator after its groups");
+  job.summary("hcomm_comm_create_group: bad arguments are errors on the caller");
+}
 
 void test_split_share(Job& job) {
   const int me = job.ranks.rank, n = job.ranks.size;
