@@ -7,9 +7,9 @@
 //
 // Communicators split from the one that made them share them: each takes a
 // tag context of its own (exec::kContexts in all), so that their messages
-// never match each other's. While several communicators share them, every
-// call holds a lock, so communicators of one family may still be used by
-// different threads.
+// never match each other's. Once shared, every call holds a lock, so that
+// communicators of one family may run on different threads where every
+// transport takes calls from any thread (any_thread(); HCOMM_SPLIT_SHARE).
 #pragma once
 
 #include <array>
