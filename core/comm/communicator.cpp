@@ -264,7 +264,9 @@ std::unique_ptr<Communicator> Communicator::create_group(const std::vector<int>&
   const log::RankScope scope(rank_);
   check_usable();
   const int new_rank = static_cast<int>(std::ranges::find(members, rank_) - members.begin());
-  hcomm_unique_id_t id{};
+  // On the heap: should the exchange fail, its requests may still read or
+  // write it, so it is then left allocated.
+  auto id = std::make_unique<hcomm_unique_id_t>();
   struct Message {
     int peer;
     void* request = nullptr;
@@ -272,7 +274,7 @@ std::unique_ptr<Communicator> Communicator::create_group(const std::vector<int>&
   };
   std::vector<Message> messages;
   if (new_rank == 0) {
-    bootstrap::Bootstrap::make_unique_id(&id);
+    bootstrap::Bootstrap::make_unique_id(id.get());
     for (size_t i = 1; i < members.size(); ++i) messages.push_back({members[i]});
   } else {
     messages.push_back({members.front()});
@@ -286,8 +288,8 @@ std::unique_ptr<Communicator> Communicator::create_group(const std::vector<int>&
       for (Message& m : messages) {
         if (m.done) continue;
         if (!m.request)
-          m.request = new_rank == 0 ? links_->isend(m.peer, &id, sizeof id, message_tag)
-                                    : links_->irecv(m.peer, &id, sizeof id, message_tag);
+          m.request = new_rank == 0 ? links_->isend(m.peer, id.get(), sizeof *id, message_tag)
+                                    : links_->irecv(m.peer, id.get(), sizeof *id, message_tag);
         size_t bytes = 0;
         m.done = m.request && links_->test(m.peer, m.request, &bytes);
         all = all && m.done;
@@ -303,12 +305,16 @@ std::unique_ptr<Communicator> Communicator::create_group(const std::vector<int>&
       links_->wait(1000);
     }
   } catch (const Error& e) {
+    (void)id.release();
+    if (links_->sharers() > 1)
+      links_->poison(format("rank %d: hcomm_comm_create_group failed with its messages in flight (%s)", rank_,
+                            e.what()));
     fail(e);
   }
   HCOMM_INFO(INIT, "rank %d: group of %zu ranks with tag %d: rank %d", rank_, members.size(), tag, new_rank);
   const Parent parent{*links_, members};
   return std::make_unique<Communicator>(
-      bootstrap::Bootstrap::from_unique_id(id, static_cast<int>(members.size()), new_rank), config, &parent);
+      bootstrap::Bootstrap::from_unique_id(*id, static_cast<int>(members.size()), new_rank), config, &parent);
 }
 
 void Communicator::force_algorithm(hcomm_coll_t coll, const std::string& algorithm) {
