@@ -46,8 +46,8 @@ std::string describe(const exec::Agreement& a) {
 
 }  // namespace
 
-ArgumentCheck::ArgumentCheck(int rank, int nranks, uint64_t comm_id)
-    : rank_(rank), nranks_(nranks), comm_id_(comm_id), asked_(nranks, 0), answered_(nranks, -1) {}
+ArgumentCheck::ArgumentCheck(int rank, int nranks)
+    : rank_(rank), nranks_(nranks), asked_(nranks, 0), answered_(nranks, -1) {}
 
 ArgumentCheck::~ArgumentCheck() = default;
 

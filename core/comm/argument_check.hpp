@@ -37,13 +37,15 @@ namespace hcomm::comm {
 
 class ArgumentCheck {
  public:
-  // `comm_id`: the same on every rank of the communicator and unlike other
-  // communicators': a message of another (one that used the same tag
-  // context on shared connections before) is dropped.
-  ArgumentCheck(int rank, int nranks, uint64_t comm_id);
+  ArgumentCheck(int rank, int nranks);
   ~ArgumentCheck();
   ArgumentCheck(const ArgumentCheck&) = delete;
   ArgumentCheck& operator=(const ArgumentCheck&) = delete;
+
+  // The communicator's id, the same on every rank and unlike other
+  // communicators', set before any call: a message of another (one that
+  // used the same tag context on shared connections before) is dropped.
+  void identify(uint64_t comm_id) { comm_id_ = comm_id; }
 
   // The agreement of a call of `args` served by `algorithm`.
   static exec::Agreement agreement(const hcomm_coll_args_t& args, int nranks, const std::string& algorithm);
@@ -115,7 +117,7 @@ class ArgumentCheck {
   [[noreturn]] void fail(links::Links& io, const std::string& text);
 
   int rank_, nranks_;
-  uint64_t comm_id_;
+  uint64_t comm_id_ = 0;
   uint64_t chain_ = 0;
   std::array<Entry, kHistory> history_{};
   // Per peer: its posted receive (standing, posted at the first probe),

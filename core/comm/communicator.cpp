@@ -50,23 +50,23 @@ std::string rank_list(const std::vector<int>& ranks) {
   return out;
 }
 
-// An id the ranks of a communicator share, unlike other communicators'.
-uint64_t agree_on_id(bootstrap::Bootstrap& bootstrap) {
-  uint64_t mine = 0;
-  if (getrandom(&mine, sizeof mine, 0) != static_cast<ssize_t>(sizeof mine))
+constexpr size_t kNonceBytes = 16;
+
+// A fresh random nonce of every rank, in rank order.
+std::vector<uint8_t> gather_nonces(bootstrap::Bootstrap& bootstrap) {
+  std::array<uint8_t, kNonceBytes> mine{};
+  if (getrandom(mine.data(), mine.size(), 0) != static_cast<ssize_t>(mine.size()))
     HCOMM_THROW(HCOMM_ERR_SYSTEM, "getrandom failed: %s", strerror(errno));
-  std::vector<uint64_t> all(bootstrap.size());
-  bootstrap.allgather(&mine, sizeof mine, all.data());
-  uint64_t id = 0;
-  for (uint64_t x : all) id = (id ^ x) * 0x9E3779B97F4A7C15ull;
-  return id;
+  std::vector<uint8_t> all(mine.size() * bootstrap.size());
+  bootstrap.allgather(mine.data(), mine.size(), all.data());
+  return all;
 }
 
-std::array<uint8_t, 16> random_bytes() {
-  std::array<uint8_t, 16> key{};
-  if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size()))
-    HCOMM_THROW(HCOMM_ERR_SYSTEM, "getrandom failed: %s", strerror(errno));
-  return key;
+// The communicator's id: the ranks' nonces hashed (FNV-1a).
+uint64_t id_of(const std::vector<uint8_t>& nonces) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (uint8_t b : nonces) h = (h ^ b) * 0x100000001B3ull;
+  return h;
 }
 
 }  // namespace
@@ -77,12 +77,15 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
       rank_(bootstrap_->rank()),
       size_(bootstrap_->size()),
       config_(config),
-      check_(rank_, size_, agree_on_id(*bootstrap_)),
+      check_(rank_, size_),
       topology_(topology::gather(*bootstrap_)),
       oversubscribed_(host_oversubscribed(static_cast<int>(topology_.host_ranks(topology_.host_of().at(rank_)).size()),
                                           bootstrap_->locality())) {
   const log::RankScope scope(rank_);
-  links_ = make_links(parent);
+  // The ranks' nonces make the communicator's id and the key of connections of its own.
+  const std::vector<uint8_t> nonces = gather_nonces(*bootstrap_);
+  check_.identify(id_of(nonces));
+  links_ = make_links(parent, nonces);
   idle_wait_ = std::make_unique<exec::IdleWait>(*links_, oversubscribed_);
   log_topology();
   std::vector<hcomm_link_score_t> scores(size_);
@@ -108,7 +111,7 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
 }
 
-std::unique_ptr<links::Links> Communicator::make_links(const Parent* parent) {
+std::unique_ptr<links::Links> Communicator::make_links(const Parent* parent, const std::vector<uint8_t>& nonces) {
   using Share = Config::SplitShare;
   uint32_t offer = 0;  // the contexts this rank could take, when it may share
   if (parent && parent->links.connections().transports() == config_.transports &&
@@ -130,10 +133,7 @@ std::unique_ptr<links::Links> Communicator::make_links(const Parent* parent) {
                    : "no tag context of its parent's connections is free on every member");
   // The key that authenticates this communicator's transport connections:
   // derived from the job's secret and rank 0's fresh nonce, so it never travels.
-  const std::array<uint8_t, 16> nonce = random_bytes();
-  std::vector<uint8_t> nonces(nonce.size() * size_);
-  bootstrap_->allgather(nonce.data(), nonce.size(), nonces.data());
-  const std::array<uint8_t, 16> key = bootstrap_->derive_key(nonces.data(), nonce.size());
+  const std::array<uint8_t, 16> key = bootstrap_->derive_key(nonces.data(), kNonceBytes);
   return std::make_unique<links::Links>(*bootstrap_, key, topology_, config_.transports, config_.timeout_s);
 }
 

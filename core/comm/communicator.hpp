@@ -118,11 +118,10 @@ class Communicator {
   void log_topology() const;
   // This communicator's links: the parent's connections under a tag context
   // that every member has free, when config_ and the parent allow; else
-  // connections of its own. Collective.
-  std::unique_ptr<links::Links> make_links(const Parent* parent);
-  // Before the links go: waits for operations in flight when the links are
-  // shared (their receives would outlive them), and hands the links what
-  // must outlive them.
+  // connections of its own, keyed by the ranks' `nonces`. Collective.
+  std::unique_ptr<links::Links> make_links(const Parent* parent, const std::vector<uint8_t>& nonces);
+  // Before the links go: waits for operations in flight, and, where the
+  // links are shared, hands them what must outlive this communicator.
   void leave_links();
   // Whether any rank's host is oversubscribed; collective, so that every
   // rank's cost model is the same.

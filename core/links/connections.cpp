@@ -32,22 +32,22 @@ constexpr int64_t kSharedWaitUs = 1000;
 
 }  // namespace
 
+// Only shared connections are ever poisoned (by another communicator on them).
 Connections::Guard::Guard(const Connections& c)
     : mutex_(c.mutex_), locked_(c.shared_.load(std::memory_order_acquire)) {
-  if (locked_) {
-    c.waiters_.fetch_add(1, std::memory_order_relaxed);
-    mutex_.lock();
-    c.waiters_.fetch_sub(1, std::memory_order_relaxed);
-  }
-  if (c.poisoned_.load(std::memory_order_acquire)) {
-    if (locked_) mutex_.unlock();
+  if (!locked_) return;
+  c.waiters_.fetch_add(1, std::memory_order_relaxed);
+  mutex_.lock();
+  c.waiters_.fetch_sub(1, std::memory_order_relaxed);
+  if (!c.poisoned_.empty()) {
+    mutex_.unlock();
     locked_ = false;
     c.throw_poisoned();
   }
 }
 
 void Connections::throw_poisoned() const {
-  HCOMM_THROW(HCOMM_ERR_REMOTE, "the connections this communicator shares are unusable: %s", poison_reason_.c_str());
+  HCOMM_THROW(HCOMM_ERR_REMOTE, "the connections this communicator shares are unusable: %s", poisoned_.c_str());
 }
 
 Connections::Connections(bootstrap::Bootstrap& bootstrap, const std::array<uint8_t, 16>& comm_key,
@@ -292,7 +292,7 @@ void Connections::wait(int64_t timeout_us) {
     std::this_thread::yield();
     return;
   }
-  if (poisoned_.load(std::memory_order_acquire)) throw_poisoned();
+  if (!poisoned_.empty()) throw_poisoned();
   wait_nets(std::min(timeout_us, kSharedWaitUs));
 }
 
@@ -335,9 +335,7 @@ void Connections::give_back_context(int context, std::shared_ptr<void> keep) {
 
 void Connections::poison(const std::string& why) {
   const std::lock_guard lock(mutex_);
-  if (poisoned_.load(std::memory_order_relaxed)) return;
-  poison_reason_ = why;
-  poisoned_.store(true, std::memory_order_release);
+  if (poisoned_.empty()) poisoned_ = why;
 }
 
 }  // namespace hcomm::links

@@ -132,8 +132,7 @@ class Connections {
   uint32_t contexts_taken_ = 0;      // under mutex_, as the rest below
   std::vector<std::shared_ptr<void>> kept_;  // what receives posted by communicators now gone write into
   static constexpr size_t kMaxKept = 64;
-  std::atomic<bool> poisoned_{false};
-  std::string poison_reason_;  // set before poisoned_
+  std::string poisoned_;  // why no call may move data on them; empty while they may
 };
 
 }  // namespace hcomm::links

@@ -5,41 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "groups.hpp"
 #include "hcomm/hcomm.h"
+#include "split_checks.hpp"
 
 namespace hcomm::test {
 
-namespace {
-
-// Every rank sends parent_rank * 1000 + i; the sum over `members` (parent ranks).
-void check_allreduce(Job& job, hcomm_comm_t comm, const std::vector<int>& members, size_t count,
-                     const std::string& what) {
-  std::vector<double> send(count), recv(count, -1.0);
-  for (size_t i = 0; i < count; ++i) send[i] = job.ranks.rank * 1000.0 + static_cast<double>(i);
-  job.check(hcomm_allreduce(send.data(), recv.data(), count, HCOMM_FLOAT64, HCOMM_SUM, comm, nullptr),
-            what + ": hcomm_allreduce");
-  for (size_t i = 0; i < count; ++i) {
-    double want = 0;
-    for (int m : members) want += m * 1000.0 + static_cast<double>(i);
-    if (recv[i] != want) {
-      job.fail(what + ": allreduce of " + std::to_string(count) + " float64, element " + std::to_string(i) + " is " +
-               std::to_string(recv[i]) + ", expected " + std::to_string(want));
-      return;
-    }
-  }
-}
-
-void check_shape(Job& job, hcomm_comm_t comm, int want_rank, int want_size, const std::string& what) {
-  int rank = -1, size = -1;
-  job.check(hcomm_comm_rank(comm, &rank), what + ": hcomm_comm_rank");
-  job.check(hcomm_comm_size(comm, &size), what + ": hcomm_comm_size");
-  if (rank != want_rank || size != want_size)
-    job.fail(what + ": rank " + std::to_string(rank) + " of " + std::to_string(size) + ", expected " +
-             std::to_string(want_rank) + " of " + std::to_string(want_size));
-}
-
-}  // namespace
 
 void test_split(Job& job, const std::vector<size_t>& counts) {
   const int me = job.ranks.rank, n = job.ranks.size;
@@ -68,8 +38,7 @@ void test_split(Job& job, const std::vector<size_t>& counts) {
     job.check(hcomm_comm_destroy(nested), "hcomm_comm_destroy of the split of a split");
     check_allreduce(job, half, members, 7, "split by parity after its child went");
   }
-  std::vector<int> everyone(n);
-  for (int r = 0; r < n; ++r) everyone[r] = r;
+  const std::vector<int> everyone = first_ranks(n);
   check_allreduce(job, job.comm, everyone, 1027, "the parent beside its split");
   if (half) job.check(hcomm_comm_destroy(half), "hcomm_comm_destroy of a split");
   job.summary("hcomm_comm_split: two colours in reverse key order" + std::string(n >= 3 ? " and one rank out" : "") +

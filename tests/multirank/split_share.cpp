@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "groups.hpp"
 #include "hcomm/hcomm.h"
+#include "split_checks.hpp"
 
 namespace hcomm::test {
 
@@ -27,34 +27,6 @@ bool inherited(Job& job, hcomm_comm_t comm, const std::string& what) {
   return text.find("\"inherited\":true") != std::string::npos;
 }
 
-// Every rank of `comm` (ranks `members` of the job, in order) contributes
-// member * 1000 + i + salt; checks the sum.
-std::vector<double> contribution(int parent_rank, size_t count, double salt) {
-  std::vector<double> v(count);
-  for (size_t i = 0; i < count; ++i) v[i] = parent_rank * 1000.0 + static_cast<double>(i) + salt;
-  return v;
-}
-
-void check_sum(Job& job, const std::vector<double>& got, int nmembers, double salt, const std::string& what) {
-  for (size_t i = 0; i < got.size(); ++i) {
-    // The members are ranks 0..nmembers-1 of the job in every use below.
-    const double want = 1000.0 * nmembers * (nmembers - 1) / 2 + nmembers * (static_cast<double>(i) + salt);
-    if (got[i] != want) {
-      job.fail(what + ": element " + std::to_string(i) + " of " + std::to_string(got.size()) + " is " +
-               std::to_string(got[i]) + ", expected " + std::to_string(want));
-      return;
-    }
-  }
-}
-
-void allreduce_checked(Job& job, hcomm_comm_t comm, size_t count, double salt, const std::string& what) {
-  const std::vector<double> send = contribution(job.ranks.rank, count, salt);
-  std::vector<double> recv(count, -1.0);
-  job.check(hcomm_allreduce(send.data(), recv.data(), count, HCOMM_FLOAT64, HCOMM_SUM, comm, nullptr),
-            what + ": hcomm_allreduce");
-  check_sum(job, recv, job.ranks.size, salt, what);
-}
-
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
@@ -65,33 +37,6 @@ std::string env(const char* name) {
 bool any_thread_transports() {
   const std::string t = env("HCOMM_TRANSPORTS");
   return t.empty() || t == "shm" || t == "tcp";
-}
-
-// An allreduce on `comm`, whose ranks are the job's ranks `members` in
-// order: every rank sends its job rank * 1000 + i; checks the sum.
-void allreduce_of(Job& job, hcomm_comm_t comm, const std::vector<int>& members, size_t count, const std::string& what) {
-  const std::vector<double> send = contribution(job.ranks.rank, count, 0.0);
-  std::vector<double> recv(count, -1.0);
-  job.check(hcomm_allreduce(send.data(), recv.data(), count, HCOMM_FLOAT64, HCOMM_SUM, comm, nullptr),
-            what + ": hcomm_allreduce");
-  for (size_t i = 0; i < count; ++i) {
-    double want = 0;
-    for (int m : members) want += m * 1000.0 + static_cast<double>(i);
-    if (recv[i] != want) {
-      job.fail(what + ": element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " +
-               std::to_string(want));
-      return;
-    }
-  }
-}
-
-void check_rank(Job& job, hcomm_comm_t comm, int want_rank, int want_size, const std::string& what) {
-  int rank = -1, size = -1;
-  job.check(hcomm_comm_rank(comm, &rank), what + ": hcomm_comm_rank");
-  job.check(hcomm_comm_size(comm, &size), what + ": hcomm_comm_size");
-  if (rank != want_rank || size != want_size)
-    job.fail(what + ": rank " + std::to_string(rank) + " of " + std::to_string(size) + ", expected " +
-             std::to_string(want_rank) + " of " + std::to_string(want_size));
 }
 
 }  // namespace
@@ -111,17 +56,17 @@ void test_create_group(Job& job) {
   job.check(hcomm_comm_create_group(job.comm, static_cast<int>(mine.size()), mine.data(), tag, nullptr, &group),
             "hcomm_comm_create_group");
   const int want_rank = static_cast<int>(std::find(mine.begin(), mine.end(), me) - mine.begin());
-  check_rank(job, group, want_rank, static_cast<int>(mine.size()), "a group");
-  allreduce_of(job, group, mine, 1027, "a group");
+  check_shape(job, group, want_rank, static_cast<int>(mine.size()), "a group");
+  check_allreduce(job, group, mine, 1027, "a group");
   // Its own group of all its ranks, reversed.
   std::vector<int> reversed(mine.size());
   for (size_t i = 0; i < mine.size(); ++i) reversed[i] = static_cast<int>(mine.size() - 1 - i);
   hcomm_comm_t inner = nullptr;
   job.check(hcomm_comm_create_group(group, static_cast<int>(reversed.size()), reversed.data(), 0, nullptr, &inner),
             "hcomm_comm_create_group of a group");
-  check_rank(job, inner, static_cast<int>(mine.size()) - 1 - want_rank, static_cast<int>(mine.size()),
+  check_shape(job, inner, static_cast<int>(mine.size()) - 1 - want_rank, static_cast<int>(mine.size()),
              "a group of a group");
-  allreduce_of(job, inner, std::vector<int>(mine.rbegin(), mine.rend()), 61, "a group of a group");
+  check_allreduce(job, inner, std::vector<int>(mine.rbegin(), mine.rend()), 61, "a group of a group");
   job.check(hcomm_comm_destroy(inner), "hcomm_comm_destroy of a group of a group");
   job.check(hcomm_comm_destroy(group), "hcomm_comm_destroy of a group");
   job.summary("hcomm_comm_create_group: two groups at once, one reversed, a group of a group");
@@ -145,16 +90,13 @@ void test_create_group(Job& job) {
   expect_invalid(0, twice, 0, "nranks is 0", "nranks 0");
   expect_invalid(1, twice, -1, "tag is -1", "tag -1");
   expect_invalid(1, nullptr, 0, "ranks is NULL", "ranks NULL");
-  allreduce_of(job, job.comm, [&] {
-    std::vector<int> all(n);
-    for (int r = 0; r < n; ++r) all[r] = r;
-    return all;
-  }(), 7, "the communicator after its groups");
+  check_allreduce(job, job.comm, first_ranks(n), 7, "the communicator after its groups");
   job.summary("hcomm_comm_create_group: bad arguments are errors on the caller");
 }
 
 void test_split_share(Job& job) {
   const int me = job.ranks.rank, n = job.ranks.size;
+  const std::vector<int> everyone = first_ranks(n);
   const std::string setting = env("HCOMM_SPLIT_SHARE");  // auto when unset
   const bool share = setting == "on" || (setting != "off" && any_thread_transports());
 
@@ -207,7 +149,7 @@ void test_split_share(Job& job) {
     for (const auto& of_comm : requests)
       for (hcomm_request_t r : of_comm) job.check(hcomm_wait(r), "hcomm_wait");
     for (size_t c = 0; c < comms.size(); ++c) {
-      check_sum(job, recv[c], n, static_cast<double>(c) * 0.25, "allreduce in flight on communicator " + std::to_string(c));
+      check_sum(job, recv[c], everyone, static_cast<double>(c) * 0.25, "allreduce in flight on communicator " + std::to_string(c));
       for (int v : p2p_in[c])
         if (v != left * 100 + static_cast<int>(c)) {
           job.fail("a message of tag 5 on communicator " + std::to_string(c) + " carried " + std::to_string(v) +
@@ -226,8 +168,8 @@ void test_split_share(Job& job) {
     job.check(hcomm_iallreduce(send.data(), recv.data(), recv.size(), HCOMM_FLOAT64, HCOMM_SUM, dup2, &r),
               "hcomm_iallreduce before destroying");
     job.check(hcomm_comm_destroy(dup2), "hcomm_comm_destroy with an operation in flight");
-    check_sum(job, recv, n, 0.5, "the allreduce in flight when its communicator was destroyed");
-    allreduce_checked(job, dup, 7, 1.0, "the parent of the destroyed child");
+    check_sum(job, recv, everyone, 0.5, "the allreduce in flight when its communicator was destroyed");
+    check_allreduce(job, dup, everyone, 7, "the parent of the destroyed child", 1.0);
   }
   job.summary("split_share: a child destroyed with an operation in flight completes it; its parent works on");
 
@@ -238,7 +180,7 @@ void test_split_share(Job& job) {
     hcomm_comm_t child = nullptr;
     job.check(hcomm_comm_dup(dup, &child), "hcomm_comm_dup for the threads");
     auto loop = [&](hcomm_comm_t comm, double salt, const char* name) {
-      for (int i = 0; i < 20; ++i) allreduce_checked(job, comm, 1027, salt + i, name);
+      for (int i = 0; i < 20; ++i) check_allreduce(job, comm, everyone, 1027, name, salt + i);
     };
     std::thread other(loop, child, 0.125, "a child used by a second thread");
     loop(dup, 0.375, "its parent used by the first thread");
@@ -260,7 +202,7 @@ void test_split_share(Job& job) {
     if (shared != want)
       job.fail(std::to_string(shared) + " of 18 dups share their parent's connections, expected " +
                std::to_string(want));
-    for (size_t i = 0; i < many.size(); ++i) allreduce_checked(job, many[i], 61, i * 0.5, "dup number " + std::to_string(i));
+    for (size_t i = 0; i < many.size(); ++i) check_allreduce(job, many[i], everyone, 61, "dup number " + std::to_string(i), i * 0.5);
     for (hcomm_comm_t c : many) job.check(hcomm_comm_destroy(c), "hcomm_comm_destroy of a dup");
     // Their contexts come back: dups made and destroyed one at a time all share.
     for (int i = 0; i < 24; ++i) {
@@ -268,21 +210,21 @@ void test_split_share(Job& job) {
       job.check(hcomm_comm_dup(job.comm, &c), "hcomm_comm_dup after the contexts came back");
       if (inherited(job, c, "a dup after the contexts came back") != share)
         job.fail("dup " + std::to_string(i) + " after 18 were destroyed does not share");
-      allreduce_checked(job, c, 7, i, "a dup after the contexts came back");
+      check_allreduce(job, c, everyone, 7, "a dup after the contexts came back", i);
       job.check(hcomm_comm_destroy(c), "hcomm_comm_destroy");
     }
   }
   job.summary("split_share: 18 dups at once (beyond the 16 contexts), then 24 one at a time");
 
-  allreduce_checked(job, own, 1027, 2.0, "the split with its own connections");
+  check_allreduce(job, own, everyone, 1027, "the split with its own connections", 2.0);
   job.check(hcomm_comm_destroy(own), "hcomm_comm_destroy of own");
   // A child outlives its parent.
   hcomm_comm_t orphan = nullptr;
   job.check(hcomm_comm_dup(dup, &orphan), "hcomm_comm_dup of dup");
   job.check(hcomm_comm_destroy(dup), "hcomm_comm_destroy of dup");
-  allreduce_checked(job, orphan, 1027, 2.5, "a child after its parent was destroyed");
+  check_allreduce(job, orphan, everyone, 1027, "a child after its parent was destroyed", 2.5);
   job.check(hcomm_comm_destroy(orphan), "hcomm_comm_destroy of the child that outlived its parent");
-  allreduce_checked(job, job.comm, 1027, 3.0, "the job's communicator after its children");
+  check_allreduce(job, job.comm, everyone, 1027, "the job's communicator after its children", 3.0);
 }
 
 }  // namespace hcomm::test

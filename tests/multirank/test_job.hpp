@@ -4,6 +4,7 @@
 // launcher then stops the other ranks).
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -66,7 +67,7 @@ class Job {
   int finish() {
     check(hcomm_comm_destroy(comm), "hcomm_comm_destroy");
     comm = nullptr;
-    return failures_ ? 1 : 0;
+    return failures_.load() ? 1 : 0;
   }
 
   hcomm_comm_t comm = nullptr;
@@ -74,7 +75,7 @@ class Job {
 
  private:
   std::string where_;
-  int failures_ = 0;
+  std::atomic<int> failures_{0};  // fail() may be called by several threads
   int reported_ = 0;
 };
 
