@@ -91,6 +91,26 @@ int group_call(const char* fn, Body&& body) {
   });
 }
 
+// The members of `a` that are (in_b) or are not in `b`, in a's order.
+std::vector<int> filter(const std::vector<int>& a, const std::vector<int>& b, bool in_b) {
+  std::vector<int> out;
+  for (int p : a)
+    if (contains(b, p) == in_b) out.push_back(p);
+  return out;
+}
+
+// MPI_Group_union, _intersection and _difference: *newgroup is made of
+// group1's and group2's members by `combine`.
+template <class Combine>
+int combine_groups(const char* fn, MPI_Group group1, MPI_Group group2, MPI_Group* newgroup, Combine&& combine) {
+  return group_call(fn, [&] {
+    const auto& a = group_of(group1, "group1");
+    const auto& b = group_of(group2, "group2");
+    check_out(newgroup, "newgroup");
+    *newgroup = add_group(combine(a, b));
+  });
+}
+
 }  // namespace
 
 const std::vector<int>& group_of(MPI_Group group, const char* argument) {
@@ -206,41 +226,23 @@ HCOMM_MPI_API int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* re
 HCOMM_MPI_ALIAS(Group_compare)
 
 HCOMM_MPI_API int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  return group_call("MPI_Group_union", [&] {
-    const auto& a = group_of(group1, "group1");
-    const auto& b = group_of(group2, "group2");
-    check_out(newgroup, "newgroup");
+  return combine_groups("MPI_Group_union", group1, group2, newgroup, [](const auto& a, const auto& b) {
     std::vector<int> out = a;
-    for (int p : b)
-      if (!contains(a, p)) out.push_back(p);
-    *newgroup = add_group(std::move(out));
+    for (int p : filter(b, a, false)) out.push_back(p);
+    return out;
   });
 }
 HCOMM_MPI_ALIAS(Group_union)
 
 HCOMM_MPI_API int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  return group_call("MPI_Group_intersection", [&] {
-    const auto& a = group_of(group1, "group1");
-    const auto& b = group_of(group2, "group2");
-    check_out(newgroup, "newgroup");
-    std::vector<int> out;
-    for (int p : a)
-      if (contains(b, p)) out.push_back(p);
-    *newgroup = add_group(std::move(out));
-  });
+  return combine_groups("MPI_Group_intersection", group1, group2, newgroup,
+                        [](const auto& a, const auto& b) { return filter(a, b, true); });
 }
 HCOMM_MPI_ALIAS(Group_intersection)
 
 HCOMM_MPI_API int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  return group_call("MPI_Group_difference", [&] {
-    const auto& a = group_of(group1, "group1");
-    const auto& b = group_of(group2, "group2");
-    check_out(newgroup, "newgroup");
-    std::vector<int> out;
-    for (int p : a)
-      if (!contains(b, p)) out.push_back(p);
-    *newgroup = add_group(std::move(out));
-  });
+  return combine_groups("MPI_Group_difference", group1, group2, newgroup,
+                        [](const auto& a, const auto& b) { return filter(a, b, false); });
 }
 HCOMM_MPI_ALIAS(Group_difference)
 

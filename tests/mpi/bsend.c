@@ -11,14 +11,6 @@ static int rank, size;
 
 static int value(int from, int to, int m, int i) { return from * 1000000 + to * 10000 + m * 1000 + i; }
 
-#define EXPECT_CLASS(call, expected)                                                                                  \
-  do {                                                                                                                \
-    int rc_ = (call), class_ = -1;                                                                                    \
-    MPI_Error_class(rc_, &class_);                                                                                    \
-    CHECK(rc_ != MPI_SUCCESS && class_ == (expected), "%s returned %d, class %d, expected class %s (%d)", #call, rc_, \
-          class_, #expected, expected);                                                                               \
-  } while (0)
-
 /* Three messages to next (two MPI_Bsend, one MPI_Ibsend) through a buffer
  * that holds exactly three; the receives were posted first. */
 static void ring(int count) {

@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int check_rank = -1;
 
@@ -29,6 +30,20 @@ static int check_rank = -1;
       MPI_Error_string(rc_, text_, &len_);                                            \
       CHECK(0, "%s returned %d: %s", #call, rc_, text_);                              \
     }                                                                                 \
+  } while (0)
+
+/* A call that must fail with an error of class `expected` (under
+ * MPI_ERRORS_RETURN), with a text MPI_Error_string gives whole. */
+#define EXPECT_CLASS(call, expected)                                                               \
+  do {                                                                                             \
+    int rc_ = (call), class_ = -1;                                                                 \
+    MPI_Error_class(rc_, &class_);                                                                 \
+    char text_[MPI_MAX_ERROR_STRING] = "";                                                         \
+    int len_ = 0;                                                                                  \
+    MPI_Error_string(rc_, text_, &len_);                                                           \
+    CHECK(rc_ != MPI_SUCCESS && class_ == (expected), "%s returned %d, class %d (\"%s\"), expected class %s (%d)", \
+          #call, rc_, class_, text_, #expected, expected);                                         \
+    CHECK(len_ > 0 && (int)strlen(text_) == len_, "MPI_Error_string of %d: length %d for \"%s\"", rc_, len_, text_); \
   } while (0)
 
 /* Cases MPICH 4.0.2 (Debian 12) gets wrong, left out when these programs

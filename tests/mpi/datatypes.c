@@ -28,6 +28,21 @@ static void check_type(MPI_Datatype t, int size_expected, MPI_Aint lb_expected, 
         (long)extent_expected, (long)true_lb_expected, (long)true_extent_expected);
 }
 
+/* A C struct with padding, and its MPI type (not committed). */
+struct Mixed {
+  char c;
+  double d;
+  int i;
+};
+
+static MPI_Datatype mixed_type(void) {
+  int one[3] = {1, 1, 1};
+  MPI_Aint at[3] = {offsetof(struct Mixed, c), offsetof(struct Mixed, d), offsetof(struct Mixed, i)};
+  MPI_Datatype types[3] = {MPI_CHAR, MPI_DOUBLE, MPI_INT}, t;
+  MPI_OK(MPI_Type_create_struct(3, one, at, types, &t));
+  return t;
+}
+
 static void constructors(void) {
   MPI_Datatype t, u;
   MPI_OK(MPI_Type_contiguous(3, MPI_INT, &t));
@@ -59,15 +74,7 @@ static void constructors(void) {
   check_type(t, 24, 0, 36, 0, 36, "MPI_Type_create_indexed_block(3, 2, {0, 3, 7}, MPI_INT)");
   MPI_OK(MPI_Type_free(&t));
   /* A struct's extent is padded to its most aligned member, as C's. */
-  struct Mixed {
-    char c;
-    double d;
-    int i;
-  };
-  int one[3] = {1, 1, 1};
-  MPI_Aint at[3] = {offsetof(struct Mixed, c), offsetof(struct Mixed, d), offsetof(struct Mixed, i)};
-  MPI_Datatype types[3] = {MPI_CHAR, MPI_DOUBLE, MPI_INT};
-  MPI_OK(MPI_Type_create_struct(3, one, at, types, &t));
+  t = mixed_type();
   check_type(t, 13, 0, sizeof(struct Mixed), 0, offsetof(struct Mixed, i) + 4,
              "MPI_Type_create_struct(char, double, int)");
   MPI_OK(MPI_Type_free(&t));
@@ -173,15 +180,7 @@ static void point_to_point(int count) {
   free(plain);
 
   /* A C struct, and MPI_SHORT_INT (a pair with padding). */
-  struct Mixed {
-    char c;
-    double d;
-    int i;
-  };
-  int one[3] = {1, 1, 1};
-  MPI_Aint at[3] = {offsetof(struct Mixed, c), offsetof(struct Mixed, d), offsetof(struct Mixed, i)};
-  MPI_Datatype types[3] = {MPI_CHAR, MPI_DOUBLE, MPI_INT}, mixed;
-  MPI_OK(MPI_Type_create_struct(3, one, at, types, &mixed));
+  MPI_Datatype mixed = mixed_type();
   MPI_OK(MPI_Type_commit(&mixed));
   struct Mixed* out = malloc((count + 1) * sizeof(struct Mixed));
   struct Mixed* in = malloc((count + 1) * sizeof(struct Mixed));
@@ -359,14 +358,6 @@ static void collectives(int count) {
   free(send);
   free(recv);
 }
-
-#define EXPECT_CLASS(call, expected)                                                                                  \
-  do {                                                                                                                \
-    int rc_ = (call), class_ = -1;                                                                                    \
-    MPI_Error_class(rc_, &class_);                                                                                    \
-    CHECK(rc_ != MPI_SUCCESS && class_ == (expected), "%s returned %d, class %d, expected class %s (%d)", #call, rc_, \
-          class_, #expected, expected);                                                                               \
-  } while (0)
 
 static void bad_arguments(void) {
   MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));

@@ -10,18 +10,6 @@ static int rank, size;
  * out when this program is built against it. */
 #define MPICH_ARGUMENT_GAPS MPICH_BUGS
 
-#define EXPECT_CLASS(call, expected)                                                               \
-  do {                                                                                             \
-    int rc_ = (call), class_ = -1;                                                                 \
-    MPI_Error_class(rc_, &class_);                                                                 \
-    char text_[MPI_MAX_ERROR_STRING] = "";                                                         \
-    int len_ = 0;                                                                                  \
-    MPI_Error_string(rc_, text_, &len_);                                                           \
-    CHECK(rc_ != MPI_SUCCESS && class_ == (expected), "%s returned %d, class %d (\"%s\"), expected class %s (%d)", \
-          #call, rc_, class_, text_, #expected, expected);                                         \
-    CHECK(len_ > 0 && (int)strlen(text_) == len_, "MPI_Error_string of %d: length %d for \"%s\"", rc_, len_, text_); \
-  } while (0)
-
 int main(int argc, char** argv) {
   MPI_OK(MPI_Init(&argc, &argv));
   MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));

@@ -72,14 +72,6 @@ static void check_comm(MPI_Comm comm, const int* members, int n, const char* wha
         members[(my + n - 1) % n]);
 }
 
-#define EXPECT_CLASS(call, expected)                                                                                  \
-  do {                                                                                                                \
-    int rc_ = (call), class_ = -1;                                                                                    \
-    MPI_Error_class(rc_, &class_);                                                                                    \
-    CHECK(rc_ != MPI_SUCCESS && class_ == (expected), "%s returned %d, class %d, expected class %s (%d)", #call, rc_, \
-          class_, #expected, expected);                                                                               \
-  } while (0)
-
 int main(int argc, char** argv) {
   MPI_OK(MPI_Init(&argc, &argv));
   MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));

@@ -208,14 +208,6 @@ static void cancel(int count) {
   free(in);
 }
 
-#define EXPECT_CLASS(call, expected)                                                                                  \
-  do {                                                                                                                \
-    int rc_ = (call), class_ = -1;                                                                                    \
-    MPI_Error_class(rc_, &class_);                                                                                    \
-    CHECK(rc_ != MPI_SUCCESS && class_ == (expected), "%s returned %d, class %d, expected class %s (%d)", #call, rc_, \
-          class_, #expected, expected);                                                                               \
-  } while (0)
-
 static void bad_arguments(void) {
   MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   MPI_Request bad[2] = {(MPI_Request)0x2c0fff01, MPI_REQUEST_NULL};
