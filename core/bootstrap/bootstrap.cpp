@@ -3,12 +3,14 @@
 #include <netinet/in.h>
 #include <strings.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <optional>
 
 #include "core/bootstrap/client.hpp"
+#include "core/bootstrap/pmi1.hpp"
 #include "core/bootstrap/pmix.hpp"
 #include "core/bootstrap/root_service.hpp"
 #include "core/bootstrap/unique_id.hpp"
@@ -227,39 +229,63 @@ std::unique_ptr<Bootstrap> from_variables(double timeout_s) {
   return join(root.connect_to, root.text, secret, shape, locality_from_env(), timeout_s);
 }
 
+std::unique_ptr<Bootstrap> from_manager(const ManagedLaunch& launch, double timeout_s) {
+  return join_unique_id(launch.rendezvous, JobShape{launch.rank, launch.size}, launch.locality, timeout_s);
+}
+
 std::unique_ptr<Bootstrap> from_pmix(double timeout_s) {
   if (!pmix_server_present() && pmix_built_in())
     HCOMM_THROW(HCOMM_ERR_CONFIG,
                 "HCOMM_BOOTSTRAP=pmix, but no PMIx server started this process (PMIX_NAMESPACE and PMIX_RANK are "
                 "unset): start it with mpirun, srun --mpi=pmix or prterun, or set HCOMM_BOOTSTRAP=auto");
-  const PmixLaunch launch = pmix_launch(timeout_s);
-  return join_unique_id(launch.rendezvous, JobShape{launch.rank, launch.size}, launch.locality, timeout_s);
+  return from_manager(pmix_launch(timeout_s), timeout_s);
 }
 
-enum class Method { kAuto, kEnv, kPmix };
+std::unique_ptr<Bootstrap> from_pmi1(double timeout_s) {
+  if (!pmi1_manager_present())
+    HCOMM_THROW(HCOMM_ERR_CONFIG,
+                "HCOMM_BOOTSTRAP=pmi, but no PMI-1 process manager started this process (PMI_FD is unset): start it "
+                "with mpiexec.hydra, or set HCOMM_BOOTSTRAP=auto");
+  return from_manager(pmi1_launch(timeout_s), timeout_s);
+}
+
+enum class Method { kAuto, kEnv, kPmix, kPmi1 };
 
 Method method_setting() {
   const std::string text = settings::get_string("HCOMM_BOOTSTRAP");
   if (strcasecmp(text.c_str(), "auto") == 0) return Method::kAuto;
   if (strcasecmp(text.c_str(), "env") == 0) return Method::kEnv;
   if (strcasecmp(text.c_str(), "pmix") == 0) return Method::kPmix;
-  HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_BOOTSTRAP='%s' does not parse: expected auto, env or pmix", text.c_str());
+  if (strcasecmp(text.c_str(), "pmi") == 0) return Method::kPmi1;
+  HCOMM_THROW(HCOMM_ERR_CONFIG, "HCOMM_BOOTSTRAP='%s' does not parse: expected auto, env, pmix or pmi",
+              text.c_str());
 }
 
 // auto: HCOMM_ROOT or HCOMM_RANK (hcomm-run, or a user's choice) win over a
-// PMIx server, whose variables hcomm-run's children may inherit from an
-// outer mpirun.
-bool use_pmix(Method method) {
-  if (method != Method::kAuto) return method == Method::kPmix;
-  return pmix_server_present() && pmix_built_in() && settings::raw("HCOMM_ROOT").empty() &&
-         settings::raw("HCOMM_RANK").empty();
+// process manager, whose variables hcomm-run's children may inherit from an
+// outer mpirun or mpiexec.hydra; then a PMIx server, then a PMI-1 one.
+Method resolve(Method method) {
+  if (method != Method::kAuto) return method;
+  if (!settings::raw("HCOMM_ROOT").empty() || !settings::raw("HCOMM_RANK").empty()) return Method::kEnv;
+  if (pmix_server_present() && pmix_built_in()) return Method::kPmix;
+  if (pmi1_manager_present()) return Method::kPmi1;
+  return Method::kEnv;
 }
 
 }  // namespace
 
+std::string next_rendezvous_key() {
+  static std::atomic<int> number{0};
+  return "hcomm.rendezvous." + std::to_string(number++);
+}
+
 std::unique_ptr<Bootstrap> Bootstrap::from_env() {
   const double timeout_s = timeout_setting();
-  return use_pmix(method_setting()) ? from_pmix(timeout_s) : from_variables(timeout_s);
+  switch (resolve(method_setting())) {
+    case Method::kPmix: return from_pmix(timeout_s);
+    case Method::kPmi1: return from_pmi1(timeout_s);
+    default: return from_variables(timeout_s);
+  }
 }
 
 std::unique_ptr<Bootstrap> Bootstrap::from_unique_id(const hcomm_unique_id_t& id, int nranks, int rank) {

@@ -25,13 +25,6 @@ namespace hcomm::bootstrap {
 
 namespace {
 
-// Each communicator made from the environment publishes its rendezvous
-// under its own key; every rank makes them in the same order.
-int next_key_number() {
-  static int number = 0;
-  return number++;
-}
-
 // The process's PMIx session, from the first communicator made from the
 // environment to the process's exit. PMIx_Init after PMIx_Finalize comes
 // back without the job's data, so the session is not ended earlier; and
@@ -135,7 +128,7 @@ void fetch(const Session& session, const std::string& key, hcomm_unique_id_t* id
 
 bool pmix_built_in() { return true; }
 
-PmixLaunch pmix_launch(double timeout_s) {
+ManagedLaunch pmix_launch(double timeout_s) {
   const Session& session = Session::get();
   const pmix_proc_t job = session.peer(PMIX_RANK_WILDCARD);
   std::optional<int64_t> size = get_integer(job, PMIX_JOB_SIZE);
@@ -145,7 +138,7 @@ PmixLaunch pmix_launch(double timeout_s) {
   if (*size < 1 || *size > kMaxRanks || session.me().rank >= *size)
     HCOMM_THROW(HCOMM_ERR_CONFIG, "bootstrap: PMIx says rank %u of %lld ranks: expected a job of 1..%d ranks",
                 session.me().rank, static_cast<long long>(*size), kMaxRanks);
-  PmixLaunch launch;
+  ManagedLaunch launch;
   launch.rank = static_cast<int>(session.me().rank);
   launch.size = static_cast<int>(*size);
   std::optional<int64_t> local_rank = get_integer(session.me(), PMIX_LOCAL_RANK);
@@ -153,7 +146,7 @@ PmixLaunch pmix_launch(double timeout_s) {
   if (local_rank && local_size && *local_rank < *local_size)
     launch.locality = Locality{static_cast<int>(*local_rank), static_cast<int>(*local_size)};
 
-  const std::string key = "hcomm.rendezvous." + std::to_string(next_key_number());
+  const std::string key = next_rendezvous_key();
   if (launch.rank == 0) {
     Bootstrap::make_unique_id(&launch.rendezvous);
     publish(key, &launch.rendezvous);

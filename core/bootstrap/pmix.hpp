@@ -4,17 +4,9 @@
 // rendezvous does the rest, as under any other launcher.
 #pragma once
 
-#include "core/bootstrap/bootstrap.hpp"
-#include "hcomm/hcomm.h"
+#include "core/bootstrap/launch.hpp"
 
 namespace hcomm::bootstrap {
-
-struct PmixLaunch {
-  int rank = 0;
-  int size = 1;
-  Locality locality;
-  hcomm_unique_id_t rendezvous{};  // started by rank 0
-};
 
 // Whether this libhcomm was built with libpmix (pmix.cpp) or without it
 // (pmix_absent.cpp, which throws from pmix_launch).
@@ -24,6 +16,6 @@ bool pmix_built_in();
 // rendezvous (Bootstrap::make_unique_id) and the others learn it through a
 // PMIx fence, waiting at most `timeout_s`. The PMIx session lasts until the
 // process exits.
-PmixLaunch pmix_launch(double timeout_s);
+ManagedLaunch pmix_launch(double timeout_s);
 
 }  // namespace hcomm::bootstrap

@@ -6,7 +6,7 @@ namespace hcomm::bootstrap {
 
 bool pmix_built_in() { return false; }
 
-PmixLaunch pmix_launch(double) {
+ManagedLaunch pmix_launch(double) {
   HCOMM_THROW(HCOMM_ERR_CONFIG,
               "HCOMM_BOOTSTRAP=pmix: this libhcomm was built without PMIx (libpmix-dev was not found at build time): "
               "rebuild it with libpmix-dev installed, or set HCOMM_BOOTSTRAP=env with HCOMM_ROOT and HCOMM_SECRET on "

@@ -83,8 +83,9 @@ std::vector<Decl> core_settings() {
       d("HCOMM_BOOTSTRAP_ADDR", HCOMM_SETTING_STRING, "",
         "IPv4 address the rendezvous of hcomm_get_unique_id listens on; empty: the first non-loopback one."),
       one_of_values(d("HCOMM_BOOTSTRAP", HCOMM_SETTING_STRING, "auto",
-                      "How a rank finds its job: auto, pmix (the PMIx server of mpirun or srun) or env (HCOMM_ROOT)."),
-                    {"auto", "pmix", "env"}),
+                      "How a rank finds its job: auto, pmix (the PMIx server of mpirun or srun), pmi (PMI-1: "
+                      "MPICH's mpiexec.hydra) or env (HCOMM_ROOT)."),
+                    {"auto", "pmix", "pmi", "env"}),
       // Deadlines are clock durations in nanoseconds: the bound keeps them far from overflow.
       ranged(d("HCOMM_TIMEOUT", HCOMM_SETTING_DOUBLE, "30",
                "Seconds a call may wait on a peer before it fails naming the peer."),

@@ -97,7 +97,7 @@ expect_error() {
 
 # Errors that say what is wrong and what to do.
 case_errors() {
-  expect_error "HCOMM_BOOTSTRAP='mpi' is not accepted: expected one of auto, pmix, env" \
+  expect_error "HCOMM_BOOTSTRAP='mpi' is not accepted: expected one of auto, pmix, pmi, env" \
     env HCOMM_BOOTSTRAP=mpi "$CHECK" 1 PATH PATH
   if [ "$PMIX" = pmix ]; then
     expect_error "no PMIx server started this process" env HCOMM_BOOTSTRAP=pmix "$CHECK" 1 PATH PATH
