@@ -28,8 +28,13 @@
 # where the collective has one per rank), ROOT (0: the rooted collectives'
 # root), NRANKS (2), JSON (unset: none; a path: also write the table there
 # as JSON, below), CFLAGS and LDFLAGS (added to the HComm build of the
-# benchmark; a sanitized libhcomm needs the sanitizer's flags there). Run it
-# on a quiet machine: small sizes are sensitive to load.
+# benchmark; a sanitized libhcomm needs the sanitizer's flags there), MPIS
+# ("openmpi mpich": the MPIs to compare against; a missing one's column is
+# "-"), BENCH_DIR (unset: compile the benchmark here; a folder: take
+# bench.hcomm, bench.openmpi and bench.mpich built beforehand from it, for a
+# machine without the MPIs' compilers, as benchmarks/mpi/carry.sh packs
+# them), MPIEXEC_MPICH (mpiexec.mpich) and MPIRUN_OPENMPI (mpirun.openmpi):
+# their launchers. Run it on a quiet machine: small sizes are sensitive to load.
 #
 # JSON=PATH writes one object (benchmarks/plot.py plots it):
 #   {"schema": "hcomm-compare-mpi/1",
@@ -66,9 +71,21 @@ trap 'rm -rf "$work"' EXIT
 for tool in "$build/bin/hcomm-run" "$build/bin/hcomm-perf" "$build/lib/libhcomm.so"; do
   [[ -e $tool ]] || { echo "compare_mpi.sh: $tool is missing: build HComm first (cmake --build $build)" >&2; exit 1; }
 done
+read -ra mpis <<<"${MPIS:-openmpi mpich}"
+mpirun_openmpi=${MPIRUN_OPENMPI:-mpirun.openmpi}
+mpiexec_mpich=${MPIEXEC_MPICH:-mpiexec.mpich}
+bench_dir=${BENCH_DIR:-}
+uses() { [[ " ${mpis[*]} " == *" $1 "* ]]; }
 missing=()
-command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null || missing+=(openmpi-bin libopenmpi-dev)
-command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null || missing+=(mpich libmpich-dev)
+for mpi in "${mpis[@]}"; do
+  case $mpi in
+    openmpi) launcher=$mpirun_openmpi compiler=mpicc.openmpi packages=(openmpi-bin libopenmpi-dev) ;;
+    mpich) launcher=$mpiexec_mpich compiler=mpicc.mpich packages=(mpich libmpich-dev) ;;
+    *) echo "compare_mpi.sh: MPIS names '$mpi': expected openmpi and/or mpich" >&2; exit 2 ;;
+  esac
+  command -v "$launcher" >/dev/null && { [[ -n $bench_dir ]] || command -v "$compiler" >/dev/null; } ||
+    missing+=("${packages[@]}")
+done
 if ((${#missing[@]})); then
   echo "compare_mpi.sh: missing MPI installations; on Debian: apt-get install ${missing[*]}" >&2
   exit 1
@@ -96,13 +113,20 @@ case $buffers in
 esac
 perf_args=(--buffers "$perf_buffers" -r "$coll_root")
 [[ $inputs == reused ]] || perf_args+=(--fresh-inputs)
-cflags=(-std=c11 -O2 -Wall -Wextra)
-mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
-mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
-read -ra hcomm_cflags <<<"${CFLAGS:-}"
-read -ra hcomm_ldflags <<<"${LDFLAGS:-}"
-cc "${cflags[@]}" "${hcomm_cflags[@]}" -DBENCH_HCOMM -I"$root/include" -I"$build/include" -o "$work/bench.hcomm" "$bench" \
-  -L"$build/lib" -lhcomm -Wl,-rpath,"$build/lib" "${hcomm_ldflags[@]}"
+if [[ -n $bench_dir ]]; then
+  for lib in hcomm "${mpis[@]}"; do
+    [[ -x $bench_dir/bench.$lib ]] || { echo "compare_mpi.sh: BENCH_DIR=$bench_dir has no bench.$lib" >&2; exit 1; }
+    cp "$bench_dir/bench.$lib" "$work/"
+  done
+else
+  cflags=(-std=c11 -O2 -Wall -Wextra)
+  uses openmpi && mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
+  uses mpich && mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
+  read -ra hcomm_cflags <<<"${CFLAGS:-}"
+  read -ra hcomm_ldflags <<<"${LDFLAGS:-}"
+  cc "${cflags[@]}" "${hcomm_cflags[@]}" -DBENCH_HCOMM -I"$root/include" -I"$build/include" -o "$work/bench.hcomm" \
+    "$bench" -L"$build/lib" -lhcomm -Wl,-rpath,"$build/lib" "${hcomm_ldflags[@]}"
+fi
 
 # Open MPI refuses root unless told, and ranks bound to cores would differ from the others' placement.
 ompi_flags=(--bind-to none --oversubscribe)
@@ -122,8 +146,8 @@ run() {
 # spell of the machine hits them alike; per size, each library's best round.
 for ((round = 1; round <= rounds; ++round)); do
   run hcomm.$round env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n "$nranks" "$work/bench.hcomm" "${args[@]}"
-  run openmpi.$round mpirun.openmpi "${ompi_flags[@]}" -n "$nranks" "$work/bench.openmpi" "${args[@]}"
-  run mpich.$round mpiexec.mpich -n "$nranks" "$work/bench.mpich" "${args[@]}"
+  uses openmpi && run openmpi.$round "$mpirun_openmpi" "${ompi_flags[@]}" -n "$nranks" "$work/bench.openmpi" "${args[@]}"
+  uses mpich && run mpich.$round "$mpiexec_mpich" -n "$nranks" "$work/bench.mpich" "${args[@]}"
 done
 run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n "$nranks" "$build/bin/hcomm-perf" -c "$coll" -d float32 -o sum \
   -b 8 -e "$max_bytes" -f 2 -w "$warmup" -n "$iters" "${perf_args[@]}"
@@ -131,8 +155,10 @@ run perf env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n "$nranks" "$build/bi
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)
 read -r load1 load5 load15 _ </proc/loadavg
 date=$(date -u +%Y-%m-%dT%H:%MZ)
-openmpi_version=$(mpirun.openmpi --version | head -1)
-mpich_version=$(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' | sed 's/^/MPICH /')
+openmpi_version="not run"
+uses openmpi && openmpi_version=$("$mpirun_openmpi" --version | head -1)
+mpich_version="not run"
+uses mpich && mpich_version=MPICH\ $("$mpiexec_mpich" --version | sed -n 's/^[[:space:]]*Version:[[:space:]]*//p' | head -1)
 echo "Machine: $(nproc) cores, $cpu, $(uname -r);" "load average $load1 $load5 $load15"
 echo "Date: $date; $openmpi_version;" "$mpich_version"
 echo "$nranks ranks, $coll of float32 (sum, root $coll_root where it has one), $inputs inputs, $buffers buffers; times in" \
@@ -141,16 +167,23 @@ echo "$nranks ranks, $coll of float32 (sum, root $coll_root where it has one), $
 echo
 # Rows of each run, in sweep order: size and median (the benchmark); size,
 # mean, wrong elements and algorithm (hcomm-perf).
-rows() { awk '!/^#/ { if (!($1 in best) || $2 < best[$1]) best[$1] = $2; if (!seen[$1]++) order[++n] = $1 }
-              END { for (i = 1; i <= n; ++i) print order[i], best[order[i]] }' "$work/$1".*; }
+# A library not run gives HComm's sizes with "-".
+rows() {
+  local files=("$work/$1".[0-9]*)
+  [[ -e ${files[0]} ]] || { rows hcomm | awk '{ print $1, "-" }'; return; }
+  awk '!/^#/ { if (!($1 in best) || $2 < best[$1]) best[$1] = $2; if (!seen[$1]++) order[++n] = $1 }
+       END { for (i = 1; i <= n; ++i) print order[i], best[order[i]] }' "${files[@]}"
+}
 # The table's rows: size, HComm, Open MPI, MPICH, hcomm-perf mean, wrong, algorithm.
 paste -d' ' <(rows hcomm) <(rows openmpi) <(rows mpich) <(awk '!/^#/ && NF >= 9 { print $1, $6, $9, (NF >= 10 ? $10 : "-") }' "$work/perf") |
   awk '$1 != $3 || $1 != $5 || $1 != $7 { print "compare_mpi.sh: the runs swept different sizes: " $0 > "/dev/stderr"; exit 1 }
        { print $1, $2, $4, $6, $8, $9, $10 }' >"$work/table"
 echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-awk '{ faster = $3 < $4 ? $3 : $4
-       printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f (%s) | %s |\n", $1, $2, $3, $4, $2 / faster, $5, $6, $7 }' "$work/table"
+awk 'function faster() { return $3 == "-" ? $4 : $4 == "-" ? $3 : $3 < $4 ? $3 : $4 }
+     function us(v) { return v == "-" ? "-" : sprintf("%.2f", v) }
+     { printf "| %s | %.2f | %s | %s | %.2f | %.2f (%s) | %s |\n", $1, $2, us($3), us($4), $2 / faster(), $5, $6, $7 }' \
+  "$work/table"
 
 [[ -n $json ]] || exit 0
 # json_string TEXT: TEXT as a JSON string (quotes, backslashes and control characters escaped).
@@ -164,7 +197,7 @@ json_string() {
   printf '"%s"' "$s"
 }
 command_line=""
-for setting in WARMUP ITERS MAX_BYTES ROUNDS INPUTS BUFFERS COLL ROOT NRANKS JSON; do
+for setting in WARMUP ITERS MAX_BYTES ROUNDS INPUTS BUFFERS COLL ROOT NRANKS JSON MPIS; do
   [[ -n ${!setting+set} ]] && command_line+="$setting=${!setting} "
 done
 command_line+="bash $0${1:+ $1}"
@@ -187,7 +220,7 @@ fi
   printf '  "rows": ['
   awk -v coll="$coll" -v nranks="$nranks" -v inputs="$inputs" -v buffers="$buffers" '
     function num(v) { return v ~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ ? v : "null" }
-    { faster = $3 < $4 ? $3 : $4
+    { faster = $3 == "-" ? $4 : $4 == "-" ? $3 : $3 < $4 ? $3 : $4
       printf "%s\n    {\"collective\": \"%s\", \"ranks\": %d, \"inputs\": \"%s\", \"buffers\": \"%s\", \"size_bytes\": %s, ", \
         NR == 1 ? "" : ",", coll, nranks, inputs, buffers, num($1)
       printf "\"hcomm_us\": %s, \"openmpi_us\": %s, \"mpich_us\": %s, \"hcomm_over_faster_mpi\": %s, ", \

@@ -17,7 +17,7 @@ bundle=${2:-build-dev}
 }
 rm -rf "$bundle/bin" "$bundle/lib" "$bundle/deps"
 mkdir -p "$bundle/bin" "$bundle/lib/hcomm" "$bundle/deps"
-cp "$build"/bin/{hcomm-run,hcomm-info,hcomm_cuda_tests,hcomm_device_reduce_bench,hcomm_device_allreduce_bench,hcomm_collectives_test} \
+cp "$build"/bin/{hcomm-run,hcomm-info,hcomm-perf,hcomm_cuda_tests,hcomm_device_reduce_bench,hcomm_device_allreduce_bench,hcomm_collectives_test} \
   "$bundle/bin/"
 cp -a "$build"/lib/libhcomm.so* "$bundle/lib/"
 cp "$build"/lib/hcomm/*.so "$bundle/lib/hcomm/"
