@@ -9,8 +9,11 @@
 # second of small calls to settle, then per size WARMUP untimed calls and
 # the median of ITERS calls timed one by one):
 # HComm through its C API under hcomm-run over shared memory, with the
-# selector's default choice of algorithm; the MPIs compiled with their own
-# mpicc and started by their own launchers, with their default transports.
+# selector's default choice of algorithm; HComm through its MPI face
+# (mpi_compat: compiled with HComm's mpicc, unchanged, the same ranks and
+# transport), whose difference from the first is the MPI layer's own cost;
+# the MPIs compiled with their own mpicc and started by their own launchers,
+# with their default transports.
 # hcomm-perf then runs the same sweep with every element checked; its columns
 # are its own statistic (the mean of the timed calls, for reference), its
 # wrong elements, and the algorithm the library chose.
@@ -28,10 +31,11 @@
 # where the collective has one per rank), ROOT (0: the rooted collectives'
 # root), NRANKS (2), JSON (unset: none; a path: also write the table there
 # as JSON, below), CFLAGS and LDFLAGS (added to the HComm build of the
-# benchmark; a sanitized libhcomm needs the sanitizer's flags there), MPIS
+# benchmark; a sanitized libhcomm needs the sanitizer's flags there),
+# HCOMM_MPI (1: also HComm's MPI face, where BUILD has its mpicc; 0: not), MPIS
 # ("openmpi mpich": the MPIs to compare against; a missing one's column is
 # "-"), BENCH_DIR (unset: compile the benchmark here; a folder: take
-# bench.hcomm, bench.openmpi and bench.mpich built beforehand from it, for a
+# bench.hcomm, bench.hcomm_mpi, bench.openmpi and bench.mpich built beforehand, for a
 # machine without the MPIs' compilers, as benchmarks/mpi/carry.sh packs
 # them), MPIEXEC_MPICH (mpiexec.mpich) and MPIRUN_OPENMPI (mpirun.openmpi):
 # their launchers. Run it on a quiet machine: small sizes are sensitive to load.
@@ -47,10 +51,11 @@
 #    "settings": {"collective", "ranks", "root", "inputs", "buffers", "warmup", "iters", "rounds", "max_bytes"},
 #    "rows": [{"collective": "allreduce", "ranks": 2, "inputs": "reused", "buffers": "malloc",
 #              "size_bytes": 8, "hcomm_us": 0.44, "openmpi_us": 0.68, "mpich_us": 1.31,
-#              "hcomm_over_faster_mpi": 0.65, "hcomm_perf_mean_us": 0.55, "wrong": 0,
-#              "algorithm": "one_shot"}, ...]}
+#              "hcomm_over_faster_mpi": 0.65, "hcomm_mpi_us": 0.47, "hcomm_mpi_over_faster_mpi": 0.69,
+#              "hcomm_perf_mean_us": 0.55, "wrong": 0, "algorithm": "one_shot"}, ...]}
 # Times are the markdown table's (the best round's median, us); "wrong" and
-# "algorithm" are hcomm-perf's, null where it printed none.
+# "algorithm" are hcomm-perf's, null where it printed none; a library not
+# run has null times.
 set -euo pipefail
 
 build=$(realpath "${1:-build}")
@@ -75,12 +80,16 @@ read -ra mpis <<<"${MPIS:-openmpi mpich}"
 mpirun_openmpi=${MPIRUN_OPENMPI:-mpirun.openmpi}
 mpiexec_mpich=${MPIEXEC_MPICH:-mpiexec.mpich}
 bench_dir=${BENCH_DIR:-}
+if [[ ${HCOMM_MPI:-1} == 1 ]] && { [[ -x $build/bin/mpicc ]] || [[ -x $bench_dir/bench.hcomm_mpi ]]; }; then
+  mpis=(hcomm_mpi "${mpis[@]}")
+fi
 uses() { [[ " ${mpis[*]} " == *" $1 "* ]]; }
 missing=()
 for mpi in "${mpis[@]}"; do
   case $mpi in
     openmpi) launcher=$mpirun_openmpi compiler=mpicc.openmpi packages=(openmpi-bin libopenmpi-dev) ;;
     mpich) launcher=$mpiexec_mpich compiler=mpicc.mpich packages=(mpich libmpich-dev) ;;
+    hcomm_mpi) continue ;;
     *) echo "compare_mpi.sh: MPIS names '$mpi': expected openmpi and/or mpich" >&2; exit 2 ;;
   esac
   command -v "$launcher" >/dev/null && { [[ -n $bench_dir ]] || command -v "$compiler" >/dev/null; } ||
@@ -120,6 +129,7 @@ if [[ -n $bench_dir ]]; then
   done
 else
   cflags=(-std=c11 -O2 -Wall -Wextra)
+  uses hcomm_mpi && "$build/bin/mpicc" "${cflags[@]}" -o "$work/bench.hcomm_mpi" "$bench"
   uses openmpi && mpicc.openmpi "${cflags[@]}" -o "$work/bench.openmpi" "$bench"
   uses mpich && mpicc.mpich "${cflags[@]}" -o "$work/bench.mpich" "$bench"
   read -ra hcomm_cflags <<<"${CFLAGS:-}"
@@ -146,6 +156,8 @@ run() {
 # spell of the machine hits them alike; per size, each library's best round.
 for ((round = 1; round <= rounds; ++round)); do
   run hcomm.$round env HCOMM_TRANSPORTS=shm "$build/bin/hcomm-run" -n "$nranks" "$work/bench.hcomm" "${args[@]}"
+  uses hcomm_mpi && run hcomm_mpi.$round env HCOMM_TRANSPORTS=shm LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$build/bin/hcomm-run" -n "$nranks" "$work/bench.hcomm_mpi" "${args[@]}"
   uses openmpi && run openmpi.$round "$mpirun_openmpi" "${ompi_flags[@]}" -n "$nranks" "$work/bench.openmpi" "${args[@]}"
   uses mpich && run mpich.$round "$mpiexec_mpich" -n "$nranks" "$work/bench.mpich" "${args[@]}"
 done
@@ -169,21 +181,24 @@ echo
 # mean, wrong elements and algorithm (hcomm-perf).
 # A library not run gives HComm's sizes with "-".
 rows() {
-  local files=("$work/$1".[0-9]*)
-  [[ -e ${files[0]} ]] || { rows hcomm | awk '{ print $1, "-" }'; return; }
+  local files=() round
+  for ((round = 1; round <= rounds; ++round)); do [[ -e $work/$1.$round ]] && files+=("$work/$1.$round"); done
+  ((${#files[@]})) || { rows hcomm | awk '{ print $1, "-" }'; return; }
   awk '!/^#/ { if (!($1 in best) || $2 < best[$1]) best[$1] = $2; if (!seen[$1]++) order[++n] = $1 }
        END { for (i = 1; i <= n; ++i) print order[i], best[order[i]] }' "${files[@]}"
 }
-# The table's rows: size, HComm, Open MPI, MPICH, hcomm-perf mean, wrong, algorithm.
-paste -d' ' <(rows hcomm) <(rows openmpi) <(rows mpich) <(awk '!/^#/ && NF >= 9 { print $1, $6, $9, (NF >= 10 ? $10 : "-") }' "$work/perf") |
-  awk '$1 != $3 || $1 != $5 || $1 != $7 { print "compare_mpi.sh: the runs swept different sizes: " $0 > "/dev/stderr"; exit 1 }
-       { print $1, $2, $4, $6, $8, $9, $10 }' >"$work/table"
-echo "| size (B) | HComm | Open MPI | MPICH | HComm / faster MPI | hcomm-perf mean (wrong) | algorithm |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+# The table's rows: size, HComm, Open MPI, MPICH, hcomm-perf mean, wrong,
+# algorithm, HComm's MPI face.
+paste -d' ' <(rows hcomm) <(rows openmpi) <(rows mpich) <(awk '!/^#/ && NF >= 9 { print $1, $6, $9, (NF >= 10 ? $10 : "-") }' "$work/perf") <(rows hcomm_mpi) |
+  awk '$1 != $3 || $1 != $5 || $1 != $7 || $1 != $11 { print "compare_mpi.sh: the runs swept different sizes: " $0 > "/dev/stderr"; exit 1 }
+       { print $1, $2, $4, $6, $8, $9, $10, $12 }' >"$work/table"
+echo "| size (B) | HComm | HComm's MPI | Open MPI | MPICH | HComm / faster MPI | HComm's MPI / faster MPI | hcomm-perf mean (wrong) | algorithm |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 awk 'function faster() { return $3 == "-" ? $4 : $4 == "-" ? $3 : $3 < $4 ? $3 : $4 }
      function us(v) { return v == "-" ? "-" : sprintf("%.2f", v) }
-     { printf "| %s | %.2f | %s | %s | %.2f | %.2f (%s) | %s |\n", $1, $2, us($3), us($4), $2 / faster(), $5, $6, $7 }' \
-  "$work/table"
+     function ratio(v) { return v == "-" ? "-" : sprintf("%.2f", v / faster()) }
+     { printf "| %s | %.2f | %s | %s | %s | %.2f | %s | %.2f (%s) | %s |\n", $1, $2, us($8), us($3), us($4), $2 / faster(),
+         ratio($8), $5, $6, $7 }' "$work/table"
 
 [[ -n $json ]] || exit 0
 # json_string TEXT: TEXT as a JSON string (quotes, backslashes and control characters escaped).
@@ -197,7 +212,7 @@ json_string() {
   printf '"%s"' "$s"
 }
 command_line=""
-for setting in WARMUP ITERS MAX_BYTES ROUNDS INPUTS BUFFERS COLL ROOT NRANKS JSON MPIS; do
+for setting in WARMUP ITERS MAX_BYTES ROUNDS INPUTS BUFFERS COLL ROOT NRANKS JSON MPIS HCOMM_MPI; do
   [[ -n ${!setting+set} ]] && command_line+="$setting=${!setting} "
 done
 command_line+="bash $0${1:+ $1}"
@@ -225,6 +240,8 @@ fi
         NR == 1 ? "" : ",", coll, nranks, inputs, buffers, num($1)
       printf "\"hcomm_us\": %s, \"openmpi_us\": %s, \"mpich_us\": %s, \"hcomm_over_faster_mpi\": %s, ", \
         num($2), num($3), num($4), (faster > 0 ? sprintf("%.4f", $2 / faster) : "null")
+      printf "\"hcomm_mpi_us\": %s, \"hcomm_mpi_over_faster_mpi\": %s, ", \
+        num($8), (faster > 0 && $8 != "-" ? sprintf("%.4f", $8 / faster) : "null")
       printf "\"hcomm_perf_mean_us\": %s, \"wrong\": %s, \"algorithm\": %s}", \
         num($5), num($6), ($7 == "-" || $7 == "" ? "null" : "\"" $7 "\"") }' "$work/table"
   printf '\n  ]\n}\n'

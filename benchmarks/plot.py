@@ -34,8 +34,9 @@ MPI_ROW_KEYS = ("collective", "ranks", "inputs", "buffers", "size_bytes", "hcomm
                 "algorithm")
 # Descriptions of a hcomm-perf run: shared ones go to the title, the others to each series' label.
 PERF_CONFIG = ("collective", "dtype", "op", "ranks", "buffers", "fresh_inputs", "inplace", "blocking", "forced")
-LIBRARIES = (("hcomm_us", "HComm", "tab:blue"), ("openmpi_us", "Open MPI", "tab:orange"),
-             ("mpich_us", "MPICH", "tab:green"))
+# hcomm_mpi_us (HComm through its MPI face) is absent from older files.
+LIBRARIES = (("hcomm_us", "HComm", "tab:blue"), ("hcomm_mpi_us", "HComm's MPI", "tab:purple"),
+             ("openmpi_us", "Open MPI", "tab:orange"), ("mpich_us", "MPICH", "tab:green"))
 LINE_STYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
@@ -100,7 +101,15 @@ def check_mpi(path, doc):
     doc = dict(doc)
     doc["rows"] = check_rows(path, rows, MPI_ROW_KEYS, ("hcomm_us", "openmpi_us", "mpich_us"),
                              "compare_mpi.sh JSON")
+    if not any(faster_mpi(r) for r in doc["rows"]):
+        raise InputError(f"{path}: compare_mpi.sh JSON with neither Open MPI's nor MPICH's times")
     return doc
+
+
+def faster_mpi(row):
+    """The faster of the MPIs that ran at this size, or None."""
+    times = [row[k] for k in ("openmpi_us", "mpich_us") if is_number(row.get(k)) and row[k] > 0]
+    return min(times) if times else None
 
 
 def size_label(value, _pos=None):
@@ -192,13 +201,16 @@ def plot_mpi(files, labels, output):
         sizes = [r["size_bytes"] for r in rows]
         style = dict(linestyle=LINE_STYLES[i % len(LINE_STYLES)], marker=MARKERS[i % len(MARKERS)], markersize=4)
         for key, name, color in LIBRARIES:
-            points = [(s, r[key]) for s, r in zip(sizes, rows) if is_number(r[key])]
-            ax_time.plot([p[0] for p in points], [p[1] for p in points], color=color,
-                         label=f"{label}: {name}" if several else name, **style)
-        ratio = [(s, r["hcomm_us"] / min(r["openmpi_us"], r["mpich_us"])) for s, r in zip(sizes, rows)
-                 if all(is_number(r[k]) and r[k] > 0 for k in ("hcomm_us", "openmpi_us", "mpich_us"))]
-        ax_ratio.plot([p[0] for p in ratio], [p[1] for p in ratio], color="tab:blue" if not several else None,
-                      label=label, **style)
+            points = [(s, r[key]) for s, r in zip(sizes, rows) if is_number(r.get(key))]
+            if points:
+                ax_time.plot([p[0] for p in points], [p[1] for p in points], color=color,
+                             label=f"{label}: {name}" if several else name, **style)
+        for key, name, color in LIBRARIES[:2]:
+            ratio = [(s, r[key] / faster_mpi(r)) for s, r in zip(sizes, rows)
+                     if is_number(r.get(key)) and r[key] > 0 and faster_mpi(r)]
+            if ratio:
+                ax_ratio.plot([p[0] for p in ratio], [p[1] for p in ratio], color=None if several else color,
+                              label=f"{label}: {name}" if several else name, **style)
     ax_time.set_yscale("log")
     ax_time.set_ylabel("time per call (us)")
     ax_time.legend(fontsize="small")
@@ -206,9 +218,8 @@ def plot_mpi(files, labels, output):
     ax_ratio.set_yscale("log", base=2)
     from matplotlib.ticker import FuncFormatter
     ax_ratio.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-    ax_ratio.set_ylabel("HComm / faster MPI (below 1: HComm faster)")
-    if several:
-        ax_ratio.legend(fontsize="small")
+    ax_ratio.set_ylabel("time / faster MPI's (below 1: HComm faster)")
+    ax_ratio.legend(fontsize="small")
     for ax in (ax_time, ax_ratio):
         setup_size_axis(ax)
     ax_time.set_xlabel("")

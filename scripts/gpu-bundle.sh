@@ -19,7 +19,7 @@ rm -rf "$bundle/bin" "$bundle/lib" "$bundle/deps"
 mkdir -p "$bundle/bin" "$bundle/lib/hcomm" "$bundle/deps"
 cp "$build"/bin/{hcomm-run,hcomm-info,hcomm-perf,hcomm_cuda_tests,hcomm_device_reduce_bench,hcomm_device_allreduce_bench,hcomm_collectives_test} \
   "$bundle/bin/"
-cp -a "$build"/lib/libhcomm.so* "$bundle/lib/"
+cp -a "$build"/lib/libhcomm.so* "$build"/lib/libmpi.so* "$bundle/lib/"
 cp "$build"/lib/hcomm/*.so "$bundle/lib/hcomm/"
 # The libraries of this machine's packages that an Ubuntu GPU host lacks.
 for lib in $(ldd "$build/lib/libhcomm.so" | awk '/hwloc|pmix|munge|libevent/ {print $3}'); do cp "$lib" "$bundle/deps/"; done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packs MPICH's runtime (mpiexec.hydra, libmpich, the UCX it runs on) and
-# the MPI benchmark built against it and against HComm into one folder, for
+# the MPI benchmark built against it, against HComm's C API and against
+# HComm's MPI face into one folder, for
 # a machine without MPICH (the GPU host), where compare_mpi.sh then runs
 # against it:
 #
@@ -18,6 +19,8 @@ mkdir -p "$out/bin" "$out/lib/ucx"
 bench=$root/benchmarks/mpi/collective_bench.c
 cflags=(-std=c11 -O2 -Wall -Wextra)
 mpicc.mpich "${cflags[@]}" -o "$out/bench.mpich" "$bench"
+# HComm's MPI face: its libmpi.so.12 is in BUILD/lib, which comes first for it alone.
+"$build/bin/mpicc" "${cflags[@]}" -o "$out/bench.hcomm_mpi" "$bench"
 # HComm's finds libhcomm through LD_LIBRARY_PATH there.
 cc "${cflags[@]}" -DBENCH_HCOMM -I"$root/include" -I"$build/include" -o "$out/bench.hcomm" "$bench" \
   -L"$build/lib" -lhcomm

@@ -112,7 +112,7 @@ case_compare_mpi_json() {
   RC=$?
   expect_rc 0
   expect_err "wrote $WORK/compare.json"
-  # The JSON holds the table's rows: size, HComm, Open MPI and MPICH as printed there (2 decimals).
+  # The JSON holds the table's rows: size, HComm, its MPI face, Open MPI and MPICH as printed there (2 decimals).
   "$PYTHON" - "$WORK/compare.json" "$WORK/out" <<'EOF' >>"$WORK/err" 2>&1 || fail "the JSON does not match the table"
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -122,9 +122,9 @@ assert "compare_mpi.sh" in doc["command"] and "COLL=reduce" in doc["command"], d
 assert doc["machine"]["cores"] >= 1 and len(doc["machine"]["load_average"]) == 3, doc["machine"]
 table = [[c.strip() for c in line.strip().strip("|").split("|")]
          for line in open(sys.argv[2]) if line.startswith("| ") and not line.startswith(("| size", "| ---"))]
-rows = [[str(r["size_bytes"]), "%.2f" % r["hcomm_us"], "%.2f" % r["openmpi_us"], "%.2f" % r["mpich_us"]]
+rows = [[str(r["size_bytes"])] + ["%.2f" % r[k] for k in ("hcomm_us", "hcomm_mpi_us", "openmpi_us", "mpich_us")]
         for r in doc["rows"]]
-assert [t[:4] for t in table] == rows, (table, rows)
+assert [t[:5] for t in table] == rows, (table, rows)
 assert [int(t[0]) for t in table] == [8, 16, 32, 64], table
 for r in doc["rows"]:
     assert (r["collective"], r["ranks"], r["inputs"], r["buffers"]) == ("reduce", 2, "reused", "malloc"), r
@@ -133,6 +133,24 @@ EOF
   plot "$WORK/compare.json"
   expect_rc 0
   expect_png "$WORK/compare.png"
+  # Against MPICH alone, without the MPI face: their columns say "-", their JSON times null.
+  MPIS=mpich HCOMM_MPI=0 COLL=broadcast NRANKS=2 MAX_BYTES=16 ROUNDS=1 WARMUP=1 ITERS=3 JSON="$WORK/mpich.json" \
+    bash "$SOURCE/benchmarks/compare_mpi.sh" "$BUILD" >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+  expect_rc 0
+  "$PYTHON" - "$WORK/mpich.json" "$WORK/out" <<'EOF' >>"$WORK/err" 2>&1 || fail "MPIS=mpich: the JSON or table is wrong"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["libraries"]["openmpi"] == "not run" and doc["libraries"]["mpich"].startswith("MPICH "), doc["libraries"]
+table = [[c.strip() for c in line.strip().strip("|").split("|")]
+         for line in open(sys.argv[2]) if line.startswith("| ") and not line.startswith(("| size", "| ---"))]
+assert [t[0] for t in table] == ["8", "16"] and all(t[2] == "-" and t[3] == "-" for t in table), table
+for r, t in zip(doc["rows"], table):
+    assert r["openmpi_us"] is None and r["hcomm_mpi_us"] is None and r["mpich_us"] > 0, r
+    assert t[5] == "%.2f" % (r["hcomm_us"] / r["mpich_us"]), (t, r)
+EOF
+  plot "$WORK/mpich.json"
+  expect_rc 0
 }
 
 "case_$CASE"
