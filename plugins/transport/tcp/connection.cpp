@@ -67,8 +67,8 @@ void Connection::handle(uint32_t events) {
     default:
       return;  // an event reported before the socket closed
   }
-  if (events & EPOLLERR) throw LinkError(reason(socket_.take_error()));
-  if (events & (EPOLLIN | EPOLLHUP)) read_pieces();
+  if (events & EPOLLERR) return read_then_fail();
+  if (events & (EPOLLIN | EPOLLHUP)) read_pieces(kReadBudget);
   if ((events & EPOLLOUT) && state_ == State::kReady) {
     tx_blocked_ = false;
     flush();
@@ -259,10 +259,22 @@ void Connection::set_blocked(bool blocked) {
 
 // --- reading --------------------------------------------------------------
 
+// A socket error (a reset from a peer that died with data of ours unread)
+// can come behind what the peer sent before it: that is read first, and
+// when the peer's goodbye is among it, the error costs nothing.
+void Connection::read_then_fail() {
+  const int error = socket_.take_error();
+  try {
+    read_pieces(SIZE_MAX);
+  } catch (const LinkError&) {
+    // The error itself, reached behind the data; reported below by its cause.
+  }
+  if (state_ == State::kReady) throw LinkError(reason(error));
+}
+
 // Payload goes straight to its destination; the next header, when it is
 // already there, comes along in the same call.
-void Connection::read_pieces() {
-  size_t budget = kReadBudget;
+void Connection::read_pieces(size_t budget) {
   while (state_ == State::kReady && budget > 0) {
     std::array<iovec, 2> iov;
     size_t count = 0;

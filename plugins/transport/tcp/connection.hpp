@@ -80,7 +80,8 @@ class Connection final : public EventHandler {
   void sent(size_t bytes);
   void set_blocked(bool blocked);
 
-  void read_pieces();
+  void read_pieces(size_t budget);
+  void read_then_fail();
   void take(size_t bytes);
   void start_piece();
 

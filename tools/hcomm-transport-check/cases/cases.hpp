@@ -18,6 +18,7 @@ void run_quiet_death(RankContext& ctx);
 void run_close(RankContext& ctx);
 void run_drain(RankContext& ctx);
 void run_sent_then_died(RankContext& ctx);
+void run_sent_then_reset(RankContext& ctx);
 void run_memory(RankContext& ctx);
 void run_memory_death(RankContext& ctx);
 

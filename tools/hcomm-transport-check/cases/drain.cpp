@@ -1,6 +1,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "../payload.hpp"
 #include "../transfers.hpp"
 #include "cases.hpp"
@@ -128,6 +130,48 @@ void run_sent_then_died(RankContext& ctx) {
   s.phase("sent-then-died: a receive nothing answers");
   expect_orphan_fails(ctx, set, victim, "died");
   s.phase("sent-then-died: waiting for the other survivors");
+  s.shared().survivors.wait(s.deadline());
+  s.close();
+  s.finalize();
+}
+
+// As sent-then-died, but no rank reads between the last rank's sends and
+// its death, and the peers have sent it a message it never read: a socket
+// closed with unread data answers with a reset, which then reaches the
+// peers behind the dead rank's messages. Those must still be received, byte
+// for byte (what arrived before an error is delivered); a further receive
+// fails with HCOMM_ERR_REMOTE.
+void run_sent_then_reset(RankContext& ctx) {
+  RankTransport& s = ctx.transport;
+  SharedBarrier& quiet = s.shared().barrier;  // waits that progress nothing
+  const int victim = ctx.nranks - 1;
+  s.start();
+  TransferSet set(s);
+  std::vector<ReceiveBuffer> receives;
+  if (ctx.rank != victim) receives = post_receives(set, victim);
+  s.barrier_polling("sent-then-reset: receives posted");
+  if (ctx.rank == victim) {
+    s.phase("sent-then-reset: sending, then dying with unread messages");
+    send_to_lower_ranks(set, ctx.rank);
+    quiet.wait(s.deadline());  // its sends are complete
+    quiet.wait(s.deadline());  // the peers' messages to it are on their way
+    ::raise(SIGKILL);
+    ::_exit(1);
+  }
+  quiet.wait(s.deadline());
+  s.phase("sent-then-reset: sending to the rank that will not read it");
+  TransferSet unread(s);
+  SendBuffer message(Payload(ctx.rank, victim, 0, kSizes[1]));
+  unread.send(victim, message.data(), kSizes[1], kTag);
+  quiet.wait(s.deadline());
+  std::this_thread::sleep_for(kDeathNoticed);
+  s.phase("sent-then-reset: testing the receives");
+  set.complete();
+  check_received(receives, victim, ctx.rank, "sent before it died");
+  s.phase("sent-then-reset: a receive nothing answers");
+  expect_orphan_fails(ctx, set, victim, "died");
+  unread.settle(Deadline::after(kDetectLimit).min(s.deadline()));
+  s.phase("sent-then-reset: waiting for the other survivors");
   s.shared().survivors.wait(s.deadline());
   s.close();
   s.finalize();
