@@ -225,6 +225,49 @@ TEST(MissingRank, EveryoneFailsAtTheDeadlineNamingIt) {
   }
 }
 
+// hcomm_comm_create_group of ranks {0, 1, 2} (first: `first`) where rank 2
+// never calls it: every caller fails within about one HCOMM_TIMEOUT naming
+// rank 2 (the group's first, to those that wait for its word; else the
+// group's rendezvous names it), and nothing hangs.
+class GroupMemberMissing : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
+
+TEST_P(GroupMemberMissing, CallersFailWithinOneTimeoutNamingIt) {
+  const auto [transports, first] = GetParam();
+  const int n = 3, absent = 2;
+  const double timeout_s = 2;
+  Job job(n, transports, "2");
+  for (int r = 0; r < n; ++r)
+    job.spawn(r, [&, r](hcomm_comm_t comm, Outcome& out) {
+      if (r == absent) {
+        sleep(static_cast<unsigned>(3 * timeout_s));  // alive, connected, never calling
+        return;
+      }
+      int members[] = {first, first == 0 ? 1 : 0, first == 2 ? 1 : 2};
+      hcomm_comm_t group = nullptr;
+      const auto start = Clock::now();
+      out.rc = hcomm_comm_create_group(comm, n, members, 7, nullptr, &group);
+      out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      std::snprintf(out.message, sizeof out.message, "%s", out.rc ? hcomm_get_last_error() : "");
+    });
+  std::vector<int> status = job.join(6 * timeout_s + 10);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_NE(status[r], -1) << "rank " << r << " hung";
+    if (r == absent) continue;
+    const Outcome& o = job.outcome(r);
+    EXPECT_EQ(o.rc, HCOMM_ERR_TIMEOUT) << "rank " << r << ": " << o.message;
+    EXPECT_GE(o.seconds, timeout_s - 0.5) << "rank " << r << ": " << o.message;
+    EXPECT_LT(o.seconds, 2 * timeout_s + 3) << "rank " << r << ": " << o.message;
+    EXPECT_NE(std::strstr(o.message, "rank 2"), nullptr) << "rank " << r << " does not name rank 2: " << o.message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TransportsAndFirsts, GroupMemberMissing,
+                         ::testing::Combine(::testing::Values("tcp", "shm"), ::testing::Values(0, 2)),
+                         [](const auto& test) {
+                           return std::string(std::get<0>(test.param)) + "_first" +
+                                  std::to_string(std::get<1>(test.param));
+                         });
+
 TEST(Rendezvous, StrangerWithoutTheSecretIsRejectedAndTheJobRuns) {
   Job job(2, "tcp", "20");
   for (int r = 0; r < 2; ++r)
