@@ -27,7 +27,8 @@ strip --strip-debug "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/hcomm/*.so
 cat > "$bundle/run-gpu-tests.sh" <<'RUN'
 #!/usr/bin/env bash
 # The GPU tests: the CUDA device plugin's, then every collective on device
-# buffers on 2 and 3 ranks of one GPU. Exits non-zero if any failed.
+# buffers on 2 and 3 ranks of one GPU, then hcomm-perf on device buffers.
+# Exits non-zero if any failed.
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib:$here/deps HCOMM_PLUGIN_PATH=$here/lib/hcomm
 export HCOMM_TIMEOUT=60 HCOMM_BOOTSTRAP_ADDR=127.0.0.1 HCOMM_TCP_IF_ADDR=127.0.0.1
@@ -43,6 +44,11 @@ for n in 2 3; do
     [ "$rc" -eq 0 ] || { fails=$((fails + 1)); echo "$out" | grep -m5 WRONG; }
   done
 done
+# hcomm-perf on device buffers, when the repository's tests are beside the bundle.
+perf_test=$here/../tests/tools/hcomm_perf_test.sh
+if [ -f "$perf_test" ]; then
+  bash "$perf_test" "$here/bin/hcomm-run" "$here/bin/hcomm-perf" memory_cuda || fails=$((fails + 1))
+fi
 echo "groups failed: $fails"
 [ "$fails" -eq 0 ]
 RUN

@@ -61,6 +61,18 @@ void* Accelerator::alloc_pinned(size_t bytes) const {
 
 void Accelerator::free_pinned(void* ptr) const { plugin_->free(ptr, HCOMM_DEVICE_ALLOC_PINNED_HOST); }
 
+void* Accelerator::alloc_shareable(size_t bytes) const {
+  void* p = nullptr;
+  if (plugin_->alloc(bytes, HCOMM_DEVICE_ALLOC_SHAREABLE, &p) != HCOMM_SUCCESS)
+    HCOMM_THROW(HCOMM_ERR_SYSTEM, "hcomm_mem_alloc_device: device plugin %s could not allocate %zu bytes: %s", name_,
+                bytes, last_error());
+  return p;
+}
+
+void Accelerator::free_shareable(void* ptr) const {
+  if (plugin_->free(ptr, HCOMM_DEVICE_ALLOC_SHAREABLE) != HCOMM_SUCCESS) fail("freeing device memory", name_);
+}
+
 void* Accelerator::staging(size_t bytes, int slot) const {
   struct Buffer {
     const Accelerator* owner = nullptr;

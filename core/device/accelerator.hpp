@@ -27,6 +27,9 @@ class Accelerator {
   void copy(void* dst, const void* src, size_t bytes) const;
   void* alloc_pinned(size_t bytes) const;
   void free_pinned(void* ptr) const;
+  // Device memory the host's other processes can map, at a 2 MiB boundary.
+  void* alloc_shareable(size_t bytes) const;
+  void free_shareable(void* ptr) const;
   // Host memory that stands for a device buffer during a blocking call:
   // pinned, at least `bytes`, one per thread and slot (0, 1), kept and grown.
   void* staging(size_t bytes, int slot) const;

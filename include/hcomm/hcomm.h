@@ -266,6 +266,11 @@ HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_col
  * nothing in the process takes memory purged with madvise to be zero
  * (glibc's malloc does not; jemalloc does). */
 HCOMM_API hcomm_result_t hcomm_mem_alloc(void** ptr, size_t bytes);
+/* Device memory of the calling thread's current device (CUDA's current
+ * device), starting at a 2 MiB boundary, that the ranks of one host can map
+ * (CUDA IPC), as ncclMemAlloc's is; give it back with hcomm_mem_free.
+ * HCOMM_ERR_UNSUPPORTED where no device plugin sees a device. */
+HCOMM_API hcomm_result_t hcomm_mem_alloc_device(void** ptr, size_t bytes);
 HCOMM_API hcomm_result_t hcomm_mem_free(void* ptr);
 HCOMM_API hcomm_result_t hcomm_mem_register(hcomm_comm_t comm, void* ptr, size_t bytes, void** handle);
 HCOMM_API hcomm_result_t hcomm_mem_deregister(hcomm_comm_t comm, void* handle);

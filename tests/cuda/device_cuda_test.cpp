@@ -228,5 +228,30 @@ TEST_F(CudaDevice, BadArgumentsAreNamed) {
   EXPECT_NE(std::string(last_error()).find("cudaMalloc"), std::string::npos) << last_error();
 }
 
+// hcomm_mem_alloc_device through the public API: device memory of the
+// current device at a 2 MiB boundary, usable by the device, freed once.
+TEST_F(CudaDevice, MemAllocDeviceHandsOutAlignedDeviceMemory) {
+  constexpr size_t kSizes[] = {1, (size_t{2} << 20) + 3, size_t{64} << 20};
+  std::vector<void*> got;
+  for (size_t bytes : kSizes) {
+    void* p = nullptr;
+    ASSERT_EQ(hcomm_mem_alloc_device(&p, bytes), HCOMM_SUCCESS) << hcomm_get_last_error();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (uintptr_t{2} << 20), 0u) << bytes;
+    hcomm_pointer_attr_t attr{.size = sizeof attr};
+    ASSERT_EQ(dev_->pointer_attr(p, &attr), HCOMM_SUCCESS);
+    EXPECT_EQ(attr.mem_kind, HCOMM_MEM_CUDA);
+    EXPECT_EQ(attr.managed, 0);
+    std::vector<uint8_t> in(bytes), out(bytes);
+    for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(i * 7 + bytes);
+    ASSERT_EQ(dev_->copy(p, in.data(), bytes, nullptr), HCOMM_SUCCESS) << last_error();
+    ASSERT_EQ(dev_->copy(out.data(), p, bytes, nullptr), HCOMM_SUCCESS) << last_error();
+    EXPECT_EQ(in, out) << bytes;
+    got.push_back(p);
+  }
+  EXPECT_EQ(hcomm_mem_free(static_cast<uint8_t*>(got[0]) + 64), HCOMM_ERR_INVALID_ARGUMENT);
+  for (void* p : got) EXPECT_EQ(hcomm_mem_free(p), HCOMM_SUCCESS) << hcomm_get_last_error();
+  EXPECT_EQ(hcomm_mem_free(got[0]), HCOMM_ERR_INVALID_ARGUMENT);
+}
+
 }  // namespace
 }  // namespace hcomm

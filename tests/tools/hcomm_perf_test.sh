@@ -208,6 +208,45 @@ case_buffers() {
   [ "$(rows | wc -l)" -eq 4 ] || fail "expected 4 rows of the registered sweep"
 }
 
+gpu_present() { [ -e /dev/nvidiactl ] || [ -e /dev/nvidia0 ]; }
+
+# --memory cuda on device buffers from cudaMalloc and hcomm_mem_alloc_device,
+# out of place and in place, every element checked (skipped without a GPU).
+case_memory_cuda() {
+  gpu_present || { echo "SKIP [$CASE]: no GPU here"; exit 77; }
+  local kind coll ranks
+  for ranks in 2 3; do
+    for kind in malloc alloc; do
+      for coll in allreduce broadcast reduce allgather reduce_scatter alltoall; do
+        perf "$ranks" -c "$coll" -d float32 -b 4 -e 4M -f 16 -w 1 -n 2 --memory cuda --buffers "$kind" \
+          --json "$WORK/rows.json"
+        expect_rc 0
+        expect_rows 6
+        head -1 "$WORK/out" | grep -qE "device buffers from (cudaMalloc|hcomm_mem_alloc_device);" ||
+          fail "the header does not name the device buffers ($kind, $coll)"
+        [ "$(grep -c '"memory": "cuda"' "$WORK/rows.json")" -eq 6 ] || fail "JSON memory of $kind $coll"
+      done
+      perf "$ranks" -c allreduce -b 4 -e 1M -f 32 -w 1 -n 2 --memory cuda --buffers "$kind" --inplace --nonblocking
+      expect_rc 0
+      expect_rows 5
+    done
+  done
+}
+
+# Without a GPU (or a CUDA build), --memory cuda says why it cannot run.
+case_memory_cuda_absent() {
+  gpu_present && { echo "SKIP [$CASE]: a GPU is here (memory_cuda runs there)"; exit 77; }
+  perf 2 -b 8 -e 64 --memory cuda --buffers alloc
+  expect_rc 1
+  expect_err "hcomm_mem_alloc_device: no device plugin sees a device"
+  perf 2 -b 8 -e 64 --memory cuda
+  expect_rc 1
+  grep -qE "cudaMalloc failed|built without CUDA" "$WORK/err" || fail "--memory cuda without a GPU did not say why"
+  perf 1 -b 8 -e 64 --memory cuda --buffers register
+  expect_rc 2
+  expect_err "with --memory cuda take malloc (cudaMalloc) or alloc (hcomm_mem_alloc_device)"
+}
+
 # --fresh-inputs: the inputs written before every call (peers that read them
 # in place then find them just written); every element still checked, and
 # the header and the JSON say so.

@@ -76,6 +76,23 @@ TEST(MemoryApi, AllocatedMemoryIsZeroedPageAlignedAndFreedOnce) {
   EXPECT_EQ(hcomm_mem_deregister(nullptr, p), HCOMM_ERR_INVALID_ARGUMENT);
 }
 
+// Without a device (tests/cuda covers the other case) device memory is
+// refused, saying why; bad arguments are errors either way.
+TEST(MemoryApi, DeviceMemoryWithoutADeviceIsUnsupported) {
+  void* p = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(hcomm_mem_alloc_device(nullptr, 8), HCOMM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcomm_mem_alloc_device(&p, 0), HCOMM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(p, nullptr);
+  const hcomm_result_t rc = hcomm_mem_alloc_device(&p, 4096);
+  if (rc == HCOMM_SUCCESS) {
+    EXPECT_EQ(hcomm_mem_free(p), HCOMM_SUCCESS);
+    GTEST_SKIP() << "a device is present: tests/cuda checks its memory";
+  }
+  EXPECT_EQ(rc, HCOMM_ERR_UNSUPPORTED) << hcomm_get_last_error();
+  EXPECT_EQ(p, nullptr);
+  EXPECT_NE(std::strstr(hcomm_get_last_error(), "no device plugin sees a device"), nullptr) << hcomm_get_last_error();
+}
+
 // The shm transport's memory, mapped a second time in this process as a peer
 // would map it: both views are the same memory.
 class ShmMemory : public ::testing::Test {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "algorithms.hpp"
+#include "device_memory.hpp"
 
 namespace hcomm::perf {
 namespace {
@@ -49,7 +50,16 @@ void touch_lines(void* data, size_t bytes) {
 
 }  // namespace
 
-Buffer::Buffer(size_t bytes, Buffers kind, hcomm_comm_t comm) : kind_(kind), comm_(comm) {
+Buffer::Buffer(size_t bytes, Buffers kind, hcomm_comm_t comm, Memory memory)
+    : kind_(kind), comm_(comm), memory_(memory) {
+  if (memory_ == Memory::Cuda && kind_ == Buffers::Alloc) {
+    check(hcomm_mem_alloc_device(&data_, std::max<size_t>(bytes, 1)), "hcomm_mem_alloc_device");
+    return;
+  }
+  if (memory_ == Memory::Cuda) {
+    data_ = device::allocate(std::max<size_t>(bytes, 1));
+    return;
+  }
   if (kind_ == Buffers::Alloc) {
     check(hcomm_mem_alloc(&data_, round_up(bytes, kAlignment)), "hcomm_mem_alloc");
     return;
@@ -68,6 +78,10 @@ Buffer::Buffer(size_t bytes, Buffers kind, hcomm_comm_t comm) : kind_(kind), com
 
 // A failure here is not thrown: the benchmark's own result or error matters more.
 Buffer::~Buffer() {
+  if (memory_ == Memory::Cuda && kind_ == Buffers::Malloc) {
+    device::release(data_);
+    return;
+  }
   switch (kind_) {
     case Buffers::Alloc:
       hcomm_mem_free(data_);
@@ -90,9 +104,11 @@ Benchmark::Benchmark(const Options& options, const Collective& collective, const
       spec_{.dtype = options.dtype, .op = options.op, .nranks = comm.size(), .rank = comm.rank(), .root = options.root},
       points_(sweep_for(options, collective)),
       largest_(largest_layout(options, collective, spec_, points_)),
-      input_(largest_.input * elem_size_, options.buffers, comm.get()),
-      recv_(largest_.buffer * elem_size_, options.buffers, comm.get()),
-      expected_(largest_.result * elem_size_) {
+      input_(largest_.input * elem_size_, options.buffers, comm.get(), options.memory),
+      recv_(largest_.buffer * elem_size_, options.buffers, comm.get(), options.memory),
+      expected_(largest_.result * elem_size_),
+      host_input_(options.memory == Memory::Cuda ? largest_.input * elem_size_ : 0),
+      host_recv_(options.memory == Memory::Cuda ? largest_.buffer * elem_size_ : 0) {
   call_s_.reserve(static_cast<size_t>(options.min_time_ms ? std::max(options.iters, kMaxTimedIterations) : options.iters));
 }
 
@@ -107,7 +123,10 @@ Row Benchmark::measure(const SweepPoint& point, const std::string& algorithm) {
 
 Row Benchmark::measure_point(const SweepPoint& point, const std::string& algorithm) {
   layout_ = collective_.layout(spec_, point.count, options_.inplace);
-  if (collective_.uses_data()) collective_.fill(spec_, input_.data(), expected_.data(), point.count);
+  if (collective_.uses_data()) {
+    collective_.fill(spec_, on_device() ? host_input_.data() : input_.data(), expected_.data(), point.count);
+    if (on_device()) device::to_device(input_.data(), host_input_.data(), layout_.input * elem_size_);
+  }
   // Forced for the timed calls only, not for the allreduces of the results below.
   if (!algorithm.empty()) force(comm_, coll_, algorithm);
   const std::string used = query(comm_, coll_, point.count, options_.dtype);
@@ -166,15 +185,27 @@ int Benchmark::timed_iterations() {
 // ranks' checks take different times (a gather's root checks everything,
 // the others nothing), and a rank that started early would count its
 // peers' checks in its call. Unchecked calls run back to back.
+// Device buffers are prepared and checked through their host copies: the
+// complement goes there and then to the device, the result comes back there.
 Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
   auto* buffer = static_cast<unsigned char*>(recv_.data());
   void* recv = buffer + layout_.recv_offset * elem_size_;
   void* send = layout_.in_place ? buffer + layout_.send_offset * elem_size_ : input_.data();
-  if (options_.check) write_complement(recv, expected_.data(), layout_.result * elem_size_);
-  if (layout_.in_place)
-    std::memcpy(send, input_.data(), layout_.input * elem_size_);
+  void* checked = static_cast<unsigned char*>(host_view_of_recv()) + layout_.recv_offset * elem_size_;
+  const size_t result_bytes = layout_.result * elem_size_;
+  const size_t input_bytes = layout_.input * elem_size_;
+  if (options_.check) {
+    write_complement(checked, expected_.data(), result_bytes);
+    if (on_device()) device::to_device(recv, checked, result_bytes);
+  }
+  if (layout_.in_place && on_device())
+    device::within_device(send, input_.data(), input_bytes);
+  else if (layout_.in_place)
+    std::memcpy(send, input_.data(), input_bytes);
+  else if (options_.fresh_inputs && on_device())
+    device::to_device(send, host_input_.data(), input_bytes);
   else if (options_.fresh_inputs)
-    touch_lines(send, layout_.input * elem_size_);
+    touch_lines(send, input_bytes);
   if (options_.check) check(hcomm_barrier(comm_.get(), nullptr), "hcomm_barrier");
   const CallArgs args{.send = send,
                       .recv = recv,
@@ -187,7 +218,8 @@ Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
   run_call(args);
   elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!options_.check || !collective_.uses_data()) return {};
-  return compare_elements(recv, expected_.data(), layout_.result, elem_size_);
+  if (on_device()) device::to_host(checked, recv, result_bytes);
+  return compare_elements(checked, expected_.data(), layout_.result, elem_size_);
 }
 
 void Benchmark::run_call(const CallArgs& args) const {
@@ -209,7 +241,8 @@ void Benchmark::report_wrong(const SweepPoint& point, int iteration, const Misma
                comm_.rank(), std::string(collective_.name).c_str(), point.bytes,
                warmup ? "warm-up iteration" : "iteration", warmup ? iteration : iteration - options_.warmup,
                mismatch.wrong, layout_.result, mismatch.first_index,
-               element_value(options_.dtype, static_cast<unsigned char*>(recv_.data()) + layout_.recv_offset * elem_size_,
+               element_value(options_.dtype,
+                             static_cast<unsigned char*>(host_view_of_recv()) + layout_.recv_offset * elem_size_,
                              mismatch.first_index),
                element_value(options_.dtype, expected_.data(), mismatch.first_index));
 }

@@ -30,10 +30,12 @@ struct Row {
 };
 
 // A buffer of the kind --buffers names (malloc'd, 64-byte aligned, by
-// default): freed, and deregistered, while the communicator lives.
+// default) in the memory --memory names: freed, and deregistered, while the
+// communicator lives.
 class Buffer {
  public:
-  explicit Buffer(size_t bytes, Buffers kind = Buffers::Malloc, hcomm_comm_t comm = nullptr);
+  explicit Buffer(size_t bytes, Buffers kind = Buffers::Malloc, hcomm_comm_t comm = nullptr,
+                  Memory memory = Memory::Host);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -42,6 +44,7 @@ class Buffer {
  private:
   Buffers kind_;
   hcomm_comm_t comm_;
+  Memory memory_;
   void* data_ = nullptr;
   void* handle_ = nullptr;  // of the registration
 };
@@ -67,6 +70,9 @@ class Benchmark {
   Mismatch iterate(const SweepPoint& point, double& elapsed_s);
   void run_call(const CallArgs& args) const;
   void report_wrong(const SweepPoint& point, int iteration, const Mismatch& mismatch) const;
+  bool on_device() const { return options_.memory == Memory::Cuda; }
+  // Where the receive buffer's contents are read on the host.
+  void* host_view_of_recv() const { return on_device() ? host_recv_.data() : recv_.data(); }
 
   const Options& options_;
   const Collective& collective_;
@@ -80,6 +86,10 @@ class Benchmark {
   Buffer input_;     // this rank's data, as filled
   Buffer recv_;      // the receive buffer (which holds the input too, in place)
   Buffer expected_;  // the exact result
+  // With --memory cuda, input_ and recv_ are on the device and these are
+  // their host copies, where the input is filled and the result checked.
+  Buffer host_input_;
+  Buffer host_recv_;
   std::vector<double> call_s_;  // the timed calls' times, kept for the median
 };
 

@@ -70,6 +70,17 @@ inline constexpr std::array<BuffersInfo, 3> kBuffers = {{
 }};
 
 inline const BuffersInfo& buffers_info(Buffers buffers) { return kBuffers.at(static_cast<size_t>(buffers)); }
+
+// Where the buffers live: host memory, or the current CUDA device's (the
+// calls' device-memory path; --buffers alloc is then hcomm_mem_alloc_device).
+enum class Memory { Host, Cuda };
+
+struct MemoryInfo {
+  std::string_view name;
+  Memory memory;
+};
+
+inline constexpr std::array<MemoryInfo, 2> kMemories = {{{"host", Memory::Host}, {"cuda", Memory::Cuda}}};
 inline const DtypeInfo& dtype_info(hcomm_dtype_t dtype) { return kDtypes.at(static_cast<size_t>(dtype)); }
 inline std::string_view op_name(hcomm_op_t op) { return kOps.at(static_cast<size_t>(op)).name; }
 
@@ -89,6 +100,7 @@ struct Options {
   bool check = true;
   bool blocking = true;
   Buffers buffers = Buffers::Malloc;
+  Memory memory = Memory::Host;
   bool fresh_inputs = false;        // every cache line of the input written before each call (untimed)
   std::string json_path;            // empty: no JSON file
   std::string algorithm;            // --algo: forced for the timed calls; empty: the library's choice
@@ -204,6 +216,11 @@ inline void check_combinations(Options& options, std::span<const std::string_vie
     refuse("--min-time sets the iterations from the warm-up's calls: it needs -w 1 or more");
   if (options.rounds > 1 && !options.sweep_algorithms && options.select.empty())
     refuse("--rounds repeats the algorithms of --sweep-algos in turn: it needs --sweep-algos or --select");
+  if (options.memory == Memory::Cuda && options.buffers == Buffers::Register)
+    refuse("--buffers register registers host memory: with --memory cuda take malloc (cudaMalloc) or alloc "
+           "(hcomm_mem_alloc_device)");
+  if (options.memory == Memory::Cuda && !options.calibrate_path.empty())
+    refuse("--calibrate measures host memory's links: it does not combine with --memory cuda");
   if (options.min_bytes > options.max_bytes)
     refuse("--minbytes " + std::to_string(options.min_bytes) + " is larger than --maxbytes " +
            std::to_string(options.max_bytes));
@@ -264,6 +281,9 @@ inline void define_options(CLI::App& app, Options& o, std::span<const std::strin
             "Where the send and receive buffers come from: malloc, alloc (hcomm_mem_alloc) or register "
             "(page-aligned, hcomm_mem_register'd); the last two are the zero-copy paths of ranks that map each "
             "other's memory");
+  add_named(app, "--memory", o.memory, kMemories, &MemoryInfo::memory, "KIND",
+            "Where the buffers live: host, or cuda (the current CUDA device; --buffers malloc is then cudaMalloc, "
+            "alloc hcomm_mem_alloc_device)");
   tools::add_switch(app, "--fresh-inputs", o.fresh_inputs,
                     "Write the input before each call, untimed, as a training step writes its gradients (default: "
                     "the same input every call, which a peer that reads it in place may keep cached)");

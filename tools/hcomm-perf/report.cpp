@@ -56,7 +56,10 @@ std::string run_description(const Options& options, const Collective& collective
   run += " " + std::to_string(nranks) + (nranks == 1 ? " rank, " : " ranks, ");
   if (collective.uses_data()) run += options.inplace ? "in place, " : "out of place, ";
   run += options.blocking ? "blocking" : "nonblocking";
-  if (options.buffers != Buffers::Malloc && collective.uses_data())
+  if (options.memory == Memory::Cuda && collective.uses_data())
+    run += options.buffers == Buffers::Alloc ? ", device buffers from hcomm_mem_alloc_device"
+                                             : ", device buffers from cudaMalloc";
+  else if (options.buffers != Buffers::Malloc && collective.uses_data())
     run += ", " + std::string(buffers_info(options.buffers).description);
   if (options.fresh_inputs && collective.uses_data()) run += ", inputs written before each call";
   if (!options.algorithm.empty()) run += ", algorithm " + options.algorithm + " forced";
@@ -108,6 +111,7 @@ void Report::write_json() const {
                     {"inplace", options_.inplace},
                     {"blocking", options_.blocking},
                     {"buffers", std::string(buffers_info(options_.buffers).name)},
+                    {"memory", std::string(kMemories.at(static_cast<size_t>(options_.memory)).name)},
                     {"fresh_inputs", options_.fresh_inputs},
                     {"size_bytes", row.bytes},
                     {"count", row.count},

@@ -29,8 +29,12 @@ typedef struct hcomm_pointer_attr {
 } hcomm_pointer_attr_t;
 
 typedef enum hcomm_device_alloc_kind {
-  HCOMM_DEVICE_ALLOC_DEVICE = 0,     /* memory of the current device */
-  HCOMM_DEVICE_ALLOC_PINNED_HOST = 1 /* host memory the device reaches directly (bounce buffers) */
+  HCOMM_DEVICE_ALLOC_DEVICE = 0,      /* memory of the current device */
+  HCOMM_DEVICE_ALLOC_PINNED_HOST = 1, /* host memory the device reaches directly (bounce buffers) */
+  /* Memory of the current device that other processes of the host can map
+   * (CUDA: IPC), starting at a 2 MiB boundary: hcomm_mem_alloc_device's. A
+   * plugin that does not know the kind refuses it (HCOMM_ERR_INVALID_ARGUMENT). */
+  HCOMM_DEVICE_ALLOC_SHAREABLE = 2
 } hcomm_device_alloc_kind_t;
 
 typedef struct hcomm_device_v1 {

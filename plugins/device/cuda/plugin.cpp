@@ -7,8 +7,10 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "hcomm/plugin/device.h"
@@ -32,8 +34,9 @@ hcomm_result_t fail(const char* what, cudaError_t e) {
   return e == cudaErrorInvalidValue ? HCOMM_ERR_INVALID_ARGUMENT : HCOMM_ERR_SYSTEM;
 }
 
+std::mutex g_mutex;  // of the tables below
+
 // Per device: its multiprocessors, which size the kernels' grid.
-std::mutex g_mutex;
 std::vector<int> g_multiprocessors;
 
 cudaError_t multiprocessors(int ordinal, int* out) {
@@ -114,6 +117,29 @@ hcomm_result_t pointer_attr(const void* ptr, hcomm_pointer_attr_t* attr) {
   return HCOMM_SUCCESS;
 }
 
+// Shareable allocations whose start was moved up to a 2 MiB boundary: the
+// address handed out and the one cudaMalloc returned (which IPC exports).
+constexpr uintptr_t kShareableAlignment = uintptr_t{2} << 20;
+std::unordered_map<void*, void*> g_shifted;
+
+// cudaMalloc places allocations of whole 2 MiB units at 2 MiB boundaries as a
+// rule; where it did not, a larger one is cut to the boundary.
+hcomm_result_t alloc_shareable(size_t bytes, void** ptr) {
+  const size_t rounded = (bytes + kShareableAlignment - 1) & ~(kShareableAlignment - 1);
+  cudaError_t e = cudaMalloc(ptr, rounded);
+  if (e != cudaSuccess) return fail("cudaMalloc", e);
+  if ((reinterpret_cast<uintptr_t>(*ptr) & (kShareableAlignment - 1)) == 0) return HCOMM_SUCCESS;
+  (void)cudaFree(*ptr);
+  void* base = nullptr;
+  e = cudaMalloc(&base, rounded + kShareableAlignment);
+  if (e != cudaSuccess) return fail("cudaMalloc", e);
+  *ptr = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(base) + kShareableAlignment - 1) &
+                                 ~(kShareableAlignment - 1));
+  const std::lock_guard lock(g_mutex);
+  g_shifted[*ptr] = base;
+  return HCOMM_SUCCESS;
+}
+
 hcomm_result_t alloc(size_t bytes, hcomm_device_alloc_kind_t kind, void** ptr) {
   if (!ptr) {
     g_services.set_error("cuda: alloc: ptr is NULL");
@@ -124,6 +150,7 @@ hcomm_result_t alloc(size_t bytes, hcomm_device_alloc_kind_t kind, void** ptr) {
     const cudaError_t e = cudaMalloc(ptr, bytes);
     return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaMalloc", e);
   }
+  if (kind == HCOMM_DEVICE_ALLOC_SHAREABLE) return alloc_shareable(bytes, ptr);
   if (kind == HCOMM_DEVICE_ALLOC_PINNED_HOST) {
     const cudaError_t e = cudaHostAlloc(ptr, bytes, cudaHostAllocPortable);
     return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaHostAlloc", e);
@@ -133,6 +160,13 @@ hcomm_result_t alloc(size_t bytes, hcomm_device_alloc_kind_t kind, void** ptr) {
 }
 
 hcomm_result_t free_memory(void* ptr, hcomm_device_alloc_kind_t kind) {
+  if (kind == HCOMM_DEVICE_ALLOC_SHAREABLE) {
+    const std::lock_guard lock(g_mutex);
+    if (auto it = g_shifted.find(ptr); it != g_shifted.end()) {
+      ptr = it->second;
+      g_shifted.erase(it);
+    }
+  }
   const cudaError_t e = kind == HCOMM_DEVICE_ALLOC_PINNED_HOST ? cudaFreeHost(ptr) : cudaFree(ptr);
   return e == cudaSuccess ? HCOMM_SUCCESS : fail(kind == HCOMM_DEVICE_ALLOC_PINNED_HOST ? "cudaFreeHost" : "cudaFree", e);
 }
