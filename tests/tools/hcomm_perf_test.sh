@@ -226,7 +226,7 @@ case_memory_cuda() {
           fail "the header does not name the device buffers ($kind, $coll)"
         [ "$(grep -c '"memory": "cuda"' "$WORK/rows.json")" -eq 6 ] || fail "JSON memory of $kind $coll"
       done
-      perf "$ranks" -c allreduce -b 4 -e 1M -f 32 -w 1 -n 2 --memory cuda --buffers "$kind" --inplace --nonblocking
+      perf "$ranks" -c allreduce -b 4 -e 1M -f 32 -w 1 -n 2 --memory cuda --buffers "$kind" --inplace
       expect_rc 0
       expect_rows 5
     done
