@@ -7,14 +7,16 @@
 // view, a block put in the wrong place, a RECV published where peers do not
 // look for it or before it holds the data) must make a case fail
 // with a message that says so. So must a barrier that lets ranks leave
-// early, a step marked UNREAD whose output is read, and a real plugin's
-// allreduce whose final division is dropped.
+// early, a step marked UNREAD whose output is read, a real plugin's
+// allreduce whose final division is dropped, and real plugins' scans with
+// their operands swapped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "algorithm_plugins.hpp"
 #include "algorithm_run.hpp"
+#include "algorithm_values.hpp"
 
 namespace hcomm::algotest {
 namespace {
@@ -343,6 +345,50 @@ TEST(AlgorithmHarness, FindsAnAverageNeverDivided) {
   c.workload = {HCOMM_INT64, HCOMM_SUM};
   seen.clear();
   EXPECT_EQ(run_case(algo, c, seen).kind, Verdict::kPassed) << "a sum needs no division";
+}
+
+// A real plugin's scan with the operands of every REDUCE swapped: the
+// higher ranks' data on the left. A sum cannot tell; the rank-order op can.
+const hcomm_algorithm_desc_t* g_scan = nullptr;
+
+hcomm_result_t scan_swapped(const hcomm_coll_args_t* a, const hcomm_comm_view_t* comm, hcomm_schedule_builder_t* b) {
+  hcomm_schedule_builder_t proxy = *b;
+  proxy.ctx = b;
+  proxy.add = [](hcomm_schedule_builder_t* self, const hcomm_step_t* step) {
+    auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
+    hcomm_step_t s = *step;
+    if (s.kind == HCOMM_STEP_REDUCE) std::swap(s.src, s.src2);
+    return real->add(real, &s);
+  };
+  proxy.need_scratch = [](hcomm_schedule_builder_t* self, uint64_t bytes) {
+    auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
+    real->need_scratch(real, bytes);
+  };
+  proxy.chunks_for = [](hcomm_schedule_builder_t* self, uint64_t bytes, size_t elem) {
+    auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
+    return real->chunks_for(real, bytes, elem);
+  };
+  return g_scan->build(a, comm, &proxy);
+}
+
+TEST(AlgorithmHarness, FindsAScanOutOfRankOrder) {
+  for (const char* name : {"ring", "recursive_doubling"})
+    for (hcomm_coll_t coll : {HCOMM_COLL_SCAN, HCOMM_COLL_EXSCAN}) {
+      SCOPED_TRACE(std::string(name) + (coll == HCOMM_COLL_SCAN ? " scan" : " exscan"));
+      g_scan = AlgorithmPlugins::get().find(name, coll);
+      ASSERT_NE(g_scan, nullptr) << AlgorithmPlugins::get().load_error();
+      const hcomm_algorithm_desc_t algo = test_algorithm(coll, scan_swapped);
+      Case c = allgather_case(5, 7, "whole", kViews[0]);
+      c.coll = coll;
+      c.workload = {HCOMM_INT64, kRankOrderOp};
+      SeenSchedules seen;
+      EXPECT_TRUE(reports(run_case(algo, c, seen).problems, "rank 4 RECV element 0 (block 0): expected"));
+      seen.clear();
+      EXPECT_EQ(run_case(*g_scan, c, seen).kind, Verdict::kPassed) << "as the plugin builds it";
+      c.workload = {HCOMM_INT64, HCOMM_SUM};
+      seen.clear();
+      EXPECT_EQ(run_case(algo, c, seen).kind, Verdict::kPassed) << "a sum does not see the order";
+    }
 }
 
 }  // namespace
