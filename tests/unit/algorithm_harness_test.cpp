@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "algorithm_plugins.hpp"
 #include "algorithm_run.hpp"
@@ -308,17 +309,16 @@ TEST(AlgorithmHarness, FindsARankLeavingABarrierEarly) {
   EXPECT_TRUE(reports(v.problems, "rank 1 left the barrier before rank 2 entered it"));
 }
 
-// The ring allreduce with its FINAL flags dropped: AVG never divides.
-const hcomm_algorithm_desc_t* g_ring = nullptr;
-
-hcomm_result_t ring_without_final(const hcomm_coll_args_t* a, const hcomm_comm_view_t* comm,
-                                  hcomm_schedule_builder_t* b) {
+// A builder that hands every step to Change before the real builder `b`
+// adds it.
+template <void (*Change)(hcomm_step_t&)>
+hcomm_schedule_builder_t altered(hcomm_schedule_builder_t* b) {
   hcomm_schedule_builder_t proxy = *b;
   proxy.ctx = b;
   proxy.add = [](hcomm_schedule_builder_t* self, const hcomm_step_t* step) {
     auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
     hcomm_step_t s = *step;
-    s.flags &= ~uint32_t{HCOMM_STEP_FINAL};
+    Change(s);
     return real->add(real, &s);
   };
   proxy.need_scratch = [](hcomm_schedule_builder_t* self, uint64_t bytes) {
@@ -329,6 +329,17 @@ hcomm_result_t ring_without_final(const hcomm_coll_args_t* a, const hcomm_comm_v
     auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
     return real->chunks_for(real, bytes, elem);
   };
+  return proxy;
+}
+
+// The ring allreduce with its FINAL flags dropped: AVG never divides.
+const hcomm_algorithm_desc_t* g_ring = nullptr;
+
+void drop_final(hcomm_step_t& s) { s.flags &= ~uint32_t{HCOMM_STEP_FINAL}; }
+
+hcomm_result_t ring_without_final(const hcomm_coll_args_t* a, const hcomm_comm_view_t* comm,
+                                  hcomm_schedule_builder_t* b) {
+  hcomm_schedule_builder_t proxy = altered<drop_final>(b);
   return g_ring->build(a, comm, &proxy);
 }
 
@@ -351,23 +362,12 @@ TEST(AlgorithmHarness, FindsAnAverageNeverDivided) {
 // higher ranks' data on the left. A sum cannot tell; the rank-order op can.
 const hcomm_algorithm_desc_t* g_scan = nullptr;
 
+void swap_operands(hcomm_step_t& s) {
+  if (s.kind == HCOMM_STEP_REDUCE) std::swap(s.src, s.src2);
+}
+
 hcomm_result_t scan_swapped(const hcomm_coll_args_t* a, const hcomm_comm_view_t* comm, hcomm_schedule_builder_t* b) {
-  hcomm_schedule_builder_t proxy = *b;
-  proxy.ctx = b;
-  proxy.add = [](hcomm_schedule_builder_t* self, const hcomm_step_t* step) {
-    auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
-    hcomm_step_t s = *step;
-    if (s.kind == HCOMM_STEP_REDUCE) std::swap(s.src, s.src2);
-    return real->add(real, &s);
-  };
-  proxy.need_scratch = [](hcomm_schedule_builder_t* self, uint64_t bytes) {
-    auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
-    real->need_scratch(real, bytes);
-  };
-  proxy.chunks_for = [](hcomm_schedule_builder_t* self, uint64_t bytes, size_t elem) {
-    auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
-    return real->chunks_for(real, bytes, elem);
-  };
+  hcomm_schedule_builder_t proxy = altered<swap_operands>(b);
   return g_scan->build(a, comm, &proxy);
 }
 
