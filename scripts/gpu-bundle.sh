@@ -36,7 +36,7 @@ fails=0
 "$here/bin/hcomm_cuda_tests" || fails=$((fails + 1))
 for n in 2 3; do
   for group in allreduce broadcast reduce allgather allgatherv reduce_scatter reduce_scatter_v alltoall alltoallv \
-    gather scatter; do
+    gather scatter scan exscan; do
     out=$("$here/bin/hcomm-run" -n "$n" --timeout 600 "$here/bin/hcomm_collectives_test" "$group" \
       --counts 0,1,7,1027 --large 1048581 --memory cuda 2>&1)
     rc=$?

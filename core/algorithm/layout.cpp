@@ -57,6 +57,8 @@ uint64_t recv_bytes(const hcomm_coll_args_t& a, int n, int rank) {
       return root ? a.count * a.dtype_size : 0;
     case HCOMM_COLL_REDUCE_SCATTER_V:
       return Blocks::recv(a).bytes(rank);
+    case HCOMM_COLL_EXSCAN:  // rank 0's result is undefined: its RECV is not touched
+      return rank == 0 ? 0 : a.count * a.dtype_size;
     case HCOMM_COLL_BARRIER: return 0;
     default:
       return a.count * a.dtype_size;

@@ -11,7 +11,7 @@
 namespace hcomm::algorithm {
 
 // The largest buffer of the call, as nccl-tests counts sizes: count for
-// allreduce, broadcast and reduce; every rank's blocks together for the
+// allreduce, broadcast, reduce, scan and exscan; every rank's blocks together for the
 // gathering and scattering collectives and alltoall; the sum of the counts
 // for the v-collectives (alltoallv: of what this rank receives).
 uint64_t message_bytes(const hcomm_coll_args_t& args, int nranks);

@@ -33,7 +33,7 @@ void prepare_process() {
 
 void check_coll(const char* fn, hcomm_coll_t coll) {
   HCOMM_ARG_CHECK(static_cast<unsigned>(coll) < HCOMM_NUM_COLLS && coll != HCOMM_COLL_SENDRECV,
-                  "%s: coll %d is not a collective (HCOMM_COLL_ALLREDUCE=0 .. HCOMM_COLL_ALLTOALLV=12, "
+                  "%s: coll %d is not a collective (HCOMM_COLL_ALLREDUCE=0 .. HCOMM_COLL_EXSCAN=14, "
                   "HCOMM_COLL_SENDRECV excepted: point to point has no algorithm to choose)",
                   fn, static_cast<int>(coll));
 }

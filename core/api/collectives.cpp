@@ -32,6 +32,7 @@ struct Shape {
   bool rooted = false;
   bool per_rank_blocks = false;  // count is per rank; a buffer holds nranks blocks
   bool variable = false;         // counts and displacements per rank
+  bool rank_order = false;       // combines in rank order (scan, exscan), where AVG has no one divisor
   const char* in_place = "";     // the pointer relation of the in-place form, for errors
 };
 
@@ -55,6 +56,8 @@ Shape shape_of(hcomm_coll_t coll) {
               .variable = true,
               .in_place = "recvbuf == sendbuf + recvcounts[0] + .. + recvcounts[rank-1] elements"};
     case HCOMM_COLL_ALLTOALLV: return {.variable = true, .in_place = "sendbuf == recvbuf"};
+    case HCOMM_COLL_SCAN:
+    case HCOMM_COLL_EXSCAN: return {.reduces = true, .rank_order = true, .in_place = "sendbuf == recvbuf"};
     default: return {};
   }
 }
@@ -103,7 +106,9 @@ bool in_place(const Call& c, const hcomm_coll_args_t& args, int rank) {
   switch (c.coll) {
     case HCOMM_COLL_ALLREDUCE:
     case HCOMM_COLL_ALLTOALL:
-    case HCOMM_COLL_ALLTOALLV: return send == recv;
+    case HCOMM_COLL_ALLTOALLV:
+    case HCOMM_COLL_SCAN:
+    case HCOMM_COLL_EXSCAN: return send == recv;
     case HCOMM_COLL_BROADCAST: return !root || send == recv;  // non-roots read no sendbuf: SEND is RECV
     case HCOMM_COLL_REDUCE: return root && send == recv;
     case HCOMM_COLL_ALLGATHER:
@@ -180,6 +185,10 @@ hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Co
     check_dtype(fn, call.dtype);
     const Shape shape = shape_of(call.coll);
     if (shape.reduces) check_op(fn, call.op);
+    HCOMM_ARG_CHECK(!shape.rank_order || call.op != HCOMM_AVG,
+                    "%s: op is HCOMM_AVG, which has no prefix form (each rank would divide by another count); "
+                    "pass HCOMM_SUM and divide the result by the number of ranks it covers",
+                    fn);
     if (shape.rooted) check_rank(fn, "root", call.root, c);
     if (shape.variable)
       check_layouts(fn, call, c.size());
@@ -370,6 +379,30 @@ HCOMM_API hcomm_result_t hcomm_iscatter(const void* sendbuf, void* recvbuf, size
                                         int root, hcomm_comm_t comm, hcomm_request_t* request) {
   Call call{.coll = HCOMM_COLL_SCATTER, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .root = root};
   return collective("hcomm_iscatter", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_scan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                    hcomm_op_t op, hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_SCAN, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return collective("hcomm_scan", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_iscan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                     hcomm_op_t op, hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_SCAN, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return collective("hcomm_iscan", call, comm, nonblocking(request));
+}
+
+HCOMM_API hcomm_result_t hcomm_exscan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                      hcomm_op_t op, hcomm_comm_t comm, hcomm_stream_t stream) {
+  Call call{.coll = HCOMM_COLL_EXSCAN, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return collective("hcomm_exscan", call, comm, blocking(stream));
+}
+
+HCOMM_API hcomm_result_t hcomm_iexscan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                       hcomm_op_t op, hcomm_comm_t comm, hcomm_request_t* request) {
+  Call call{.coll = HCOMM_COLL_EXSCAN, .send = sendbuf, .recv = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return collective("hcomm_iexscan", call, comm, nonblocking(request));
 }
 
 }  // extern "C"

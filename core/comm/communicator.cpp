@@ -470,12 +470,16 @@ void Communicator::wait(exec::Operation* op) {
     bool stall_reported = false;
     Clock::time_point next_peer_check = Clock::time_point::max();
     const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
+    const auto events_now = [&] {
+      uint64_t n = 0;
+      for (const Running& r : running_) n += r.op->events();
+      return n;
+    };
     idle_wait_->start();
     while (!op->done()) {
       progress_all();
       if (op->done()) break;
-      uint64_t now_events = 0;
-      for (const Running& r : running_) now_events += r.op->events();
+      const uint64_t now_events = events_now();
       if (now_events != events) {
         events = now_events;
         idle_wait_->moved();
@@ -491,6 +495,11 @@ void Communicator::wait(exec::Operation* op) {
       const Clock::time_point now = *idle_now, last_event = idle_wait_->idle_since();
       if (next_peer_check == Clock::time_point::max()) next_peer_check = last_event + kPeerCheckInterval;
       if (now >= next_peer_check) {
+        // What came while this rank slept may be a peer's last message:
+        // that peer may have finished and left, and a question written to
+        // it would fail this call. Peers are looked at only while nothing moves.
+        progress_all();
+        if (op->done() || events_now() != events) continue;
         try {
           links_->check_peers();
         } catch (const Error& e) {

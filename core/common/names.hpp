@@ -12,8 +12,8 @@ namespace hcomm {
 
 namespace names {
 inline constexpr const char* kColls[HCOMM_NUM_COLLS] = {
-    "allreduce", "broadcast", "reduce",   "allgather",  "reduce_scatter",   "alltoall", "gather",
-    "scatter",   "barrier",   "sendrecv", "allgatherv", "reduce_scatter_v", "alltoallv"};
+    "allreduce", "broadcast", "reduce",     "allgather",        "reduce_scatter", "alltoall", "gather", "scatter",
+    "barrier",   "sendrecv",  "allgatherv", "reduce_scatter_v", "alltoallv",      "scan",     "exscan"};
 inline constexpr const char* kDtypes[HCOMM_NUM_DTYPES] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
                                                           "uint64", "float16", "bfloat16", "float32", "float64"};
 inline constexpr size_t kDtypeSizes[HCOMM_NUM_DTYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};

@@ -143,7 +143,8 @@ HCOMM_API hcomm_result_t hcomm_ibarrier(hcomm_comm_t comm, hcomm_request_t* requ
  * as a pointer relation (as NCCL states it); MPI_IN_PLACE maps onto it.
  * Ops are treated as commutative and associative: every rank computes the same
  * result, but the order of operands is the algorithm's (floating-point sums
- * may differ from a serial sum in the last bits). */
+ * may differ from a serial sum in the last bits); scan and exscan combine in
+ * rank order. */
 
 /* The reduction of every rank's sendbuf lands in recvbuf on root only;
  * recvbuf is not touched elsewhere (it may be NULL). In place: sendbuf ==
@@ -211,6 +212,24 @@ HCOMM_API hcomm_result_t hcomm_scatter(const void* sendbuf, void* recvbuf, size_
                                        int root, hcomm_comm_t comm, hcomm_stream_t stream);
 HCOMM_API hcomm_result_t hcomm_iscatter(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
                                         int root, hcomm_comm_t comm, hcomm_request_t* request);
+/* Prefix reductions, as MPI_Scan and MPI_Exscan: rank r's recvbuf (count)
+ * gets the reduction of the sendbufs of ranks 0..r (scan) or 0..r-1
+ * (exscan). Unlike the other reductions these combine in rank order: each
+ * combination's left operand is the reduction of a range of ranks just below
+ * its right operand's (floating-point sums may still differ from a serial
+ * sum in the last bits). op is HCOMM_SUM, HCOMM_PROD, HCOMM_MIN or
+ * HCOMM_MAX; HCOMM_AVG, whose divisor would differ from rank to rank, is
+ * HCOMM_ERR_INVALID_ARGUMENT. Exscan on rank 0: sendbuf is read, recvbuf is
+ * not touched (it may be NULL there), as MPI leaves it undefined. In place:
+ * sendbuf == recvbuf. */
+HCOMM_API hcomm_result_t hcomm_scan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                    hcomm_op_t op, hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_iscan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                     hcomm_op_t op, hcomm_comm_t comm, hcomm_request_t* request);
+HCOMM_API hcomm_result_t hcomm_exscan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                      hcomm_op_t op, hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_iexscan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
+                                       hcomm_op_t op, hcomm_comm_t comm, hcomm_request_t* request);
 
 /* Point to point. A send matches the receive on `peer` with the same tag
  * (0..HCOMM_TAG_MAX); messages between two ranks with one tag arrive in the

@@ -254,6 +254,25 @@ class Communicator {
     return start(hcomm_iscatter, send, recv, count, dtype, root, c_);
   }
 
+  // Prefix reductions in rank order (hcomm_scan, hcomm_exscan); exscan leaves
+  // rank 0's recv untouched (there it may be null).
+  void scan(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, hcomm_op_t op) {
+    check(hcomm_scan(send, recv, count, dtype, op, c_, nullptr));
+  }
+  template <class T>
+  void scan(std::span<T> inout, hcomm_op_t op) {
+    scan(inout.data(), inout.data(), inout.size(), dtype_of<T>(), op);
+  }
+  Request iscan(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, hcomm_op_t op) {
+    return start(hcomm_iscan, send, recv, count, dtype, op, c_);
+  }
+  void exscan(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, hcomm_op_t op) {
+    check(hcomm_exscan(send, recv, count, dtype, op, c_, nullptr));
+  }
+  Request iexscan(const void* send, void* recv, size_t count, hcomm_dtype_t dtype, hcomm_op_t op) {
+    return start(hcomm_iexscan, send, recv, count, dtype, op, c_);
+  }
+
   // Point to point; peer may be this rank.
   void send(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag) {
     check(hcomm_send(buf, count, dtype, peer, tag, c_, nullptr));

@@ -3,10 +3,13 @@
 // allows; a type whose elements do not lie packed (derived, or a pair with
 // padding) goes through a packed copy, unpacked after the call. Reductions
 // take HComm's dtype and op (datatypes.cpp). Gatherv and scatterv are
-// alltoallv calls in which only the root sends or receives.
+// alltoallv calls in which only the root sends or receives; alltoallw is
+// one whose blocks are bytes, each of its own type.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "mpi_compat/src/datatypes.hpp"
 #include "mpi_compat/src/requests.hpp"
@@ -128,15 +131,34 @@ void reduce(const Comm& c, Request& r, const void* send, void* recv, int count, 
   });
 }
 
-void allreduce(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
+// HComm's nonblocking allreduce, scan and exscan: each rank's input reduced into its recvbuf.
+using ReduceIntoEvery = hcomm_result_t (*)(const void*, void*, size_t, hcomm_dtype_t, hcomm_op_t, hcomm_comm_t,
+                                           hcomm_request_t*);
+
+// Allreduce, scan and exscan (MPI_IN_PLACE: the input in recvbuf). Where
+// `written` is false (exscan's rank 0, whose result MPI leaves undefined)
+// recvbuf is not touched and may be NULL.
+void reduce_into_every(const Comm& c, Request& r, const char* fn, ReduceIntoEvery start, const void* send, void* recv,
+                       int count, MPI_Datatype type, MPI_Op op, bool written) {
   const size_t bytes = bytes_of(count, type);
   const Reduction red = reduction_of(type, op);
   check_not_in_place(recv, "recvbuf");
-  check_buffer(recv, bytes, "recvbuf");
+  if (written || in_place(send)) check_buffer(recv, bytes, "recvbuf");
   const void* from = in_place(send) ? recv : send;
   check_buffer(from, bytes, "sendbuf");
-  issue(r.hcomm, "hcomm_iallreduce",
-        [&](hcomm_request_t* h) { return hcomm_iallreduce(from, recv, count, red.dtype, red.op, c.h, h); });
+  issue(r.hcomm, fn, [&](hcomm_request_t* h) { return start(from, recv, count, red.dtype, red.op, c.h, h); });
+}
+
+void allreduce(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
+  reduce_into_every(c, r, "hcomm_iallreduce", hcomm_iallreduce, send, recv, count, type, op, true);
+}
+
+void scan(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
+  reduce_into_every(c, r, "hcomm_iscan", hcomm_iscan, send, recv, count, type, op, true);
+}
+
+void exscan(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
+  reduce_into_every(c, r, "hcomm_iexscan", hcomm_iexscan, send, recv, count, type, op, c.rank > 0);
 }
 
 void allgather(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
@@ -343,6 +365,85 @@ void alltoallv(const Comm& c, Request& r, const void* send, const int* sendcount
   issue(r.hcomm, "hcomm_ialltoallv", [&](hcomm_request_t* h) {
     return hcomm_ialltoallv(from, &r.counts[l.send_counts], &r.counts[l.send_displs], recv, &r.counts[l.recv_counts],
                             &r.counts[l.recv_displs], HCOMM_UINT8, c.h, h);
+  });
+}
+
+// One side of an alltoallw as HComm's alltoallv takes it, in bytes: block i
+// holds counts[i] elements of types[i] at displs[i] bytes from buf. Where
+// every type lies packed HComm moves the blocks where they are; otherwise
+// all of them go through `copy`, one after another, packed into it before
+// the call where `read` and unpacked from it afterwards where `written`.
+// The byte counts and displacements are appended to r.counts.
+struct WSide {
+  void* buf;      // what HComm uses
+  size_t counts;  // where the side's byte counts start in r.counts
+  size_t displs;  // and its displacements
+};
+
+WSide alltoallw_side(Request& r, std::vector<unsigned char>& copy, const Comm& c, const char* side, const void* buf,
+                     const int* counts, const int* displs, const MPI_Datatype* types, bool read, bool written) {
+  if (!counts || !displs || !types) fail(MPI_ERR_ARG, "%scounts, %sdispls or %stypes is NULL", side, side, side);
+  const size_t n = static_cast<size_t>(c.size);
+  WSide w{const_cast<void*>(buf), r.counts.size(), r.counts.size() + n};
+  r.counts.resize(r.counts.size() + 2 * n);
+  const std::string types_name = std::string(side) + "types", buf_name = std::string(side) + "buf";
+  bool dense = true;
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (counts[i] < 0) fail(MPI_ERR_COUNT, "%scounts[%zu] is %d, below 0", side, i, counts[i]);
+    if (displs[i] < 0) fail(MPI_ERR_ARG, "%sdispls[%zu] is %d, below 0", side, i, displs[i]);
+    size_t bytes = 0;  // an empty block's type is not looked at
+    if (counts[i] > 0) {
+      bytes = static_cast<size_t>(counts[i]) * type_of(types[i], types_name.c_str()).size;
+      check_data(buf, bytes, types[i], buf_name.c_str());
+      dense = dense && is_dense(types[i]);
+    }
+    r.counts[w.counts + i] = bytes;
+    r.counts[w.displs + i] = static_cast<size_t>(displs[i]);
+    total += bytes;
+  }
+  if (!w.buf) w.buf = read && !written ? &unused_send : &unused_recv;  // nothing to move: never NULL, never alike
+  if (dense) return w;
+  struct Block {
+    unsigned char* user;
+    size_t packed_at, count, bytes;
+    LayoutPtr layout;
+  };
+  std::vector<Block> blocks;
+  copy.resize(std::max<size_t>(total, 1));
+  size_t packed_at = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t bytes = r.counts[w.counts + i];
+    if (bytes == 0) continue;
+    Block b{at(const_cast<void*>(buf), static_cast<size_t>(displs[i])), packed_at, static_cast<size_t>(counts[i]),
+            bytes, layout_of(types[i], types_name.c_str())};
+    if (read) pack(b.user, 0, b.count, *b.layout, copy.data() + b.packed_at);
+    r.counts[w.displs + i] = packed_at;
+    packed_at += bytes;
+    blocks.push_back(std::move(b));
+  }
+  if (written)
+    r.unpack = [&copy, blocks = std::move(blocks)] {
+      for (const Block& b : blocks) unpack(copy.data() + b.packed_at, 0, b.count, b.bytes, *b.layout, b.user);
+    };
+  w.buf = copy.data();
+  return w;
+}
+
+// MPI_IN_PLACE: the receive side is the send side too, as HComm's in place has it.
+void alltoallw(const Comm& c, Request& r, const void* send, const int* sendcounts, const int* sdispls,
+               const MPI_Datatype* sendtypes, void* recv, const int* recvcounts, const int* rdispls,
+               const MPI_Datatype* recvtypes) {
+  check_not_in_place(recv, "recvbuf");
+  const WSide in = in_place(send) ? WSide{}
+                                  : alltoallw_side(r, r.packed_in, c, "send", send, sendcounts, sdispls, sendtypes,
+                                                   true, false);
+  const WSide out =
+      alltoallw_side(r, r.packed_out, c, "recv", recv, recvcounts, rdispls, recvtypes, in_place(send), true);
+  const WSide& from = in_place(send) ? out : in;
+  issue(r.hcomm, "hcomm_ialltoallv", [&](hcomm_request_t* h) {
+    return hcomm_ialltoallv(from.buf, &r.counts[from.counts], &r.counts[from.displs], out.buf, &r.counts[out.counts],
+                            &r.counts[out.displs], HCOMM_UINT8, c.h, h);
   });
 }
 
@@ -615,3 +716,50 @@ HCOMM_MPI_API int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const
   });
 }
 HCOMM_MPI_ALIAS(Ireduce_scatter)
+
+HCOMM_MPI_API int PMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm) {
+  return collective("MPI_Scan", comm, false, nullptr,
+                    [&](const Comm& c, Request& r) { scan(c, r, sendbuf, recvbuf, count, datatype, op); });
+}
+HCOMM_MPI_ALIAS(Scan)
+
+HCOMM_MPI_API int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Iscan", comm, true, request,
+                    [&](const Comm& c, Request& r) { scan(c, r, sendbuf, recvbuf, count, datatype, op); });
+}
+HCOMM_MPI_ALIAS(Iscan)
+
+HCOMM_MPI_API int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm) {
+  return collective("MPI_Exscan", comm, false, nullptr,
+                    [&](const Comm& c, Request& r) { exscan(c, r, sendbuf, recvbuf, count, datatype, op); });
+}
+HCOMM_MPI_ALIAS(Exscan)
+
+HCOMM_MPI_API int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request* request) {
+  return collective("MPI_Iexscan", comm, true, request,
+                    [&](const Comm& c, Request& r) { exscan(c, r, sendbuf, recvbuf, count, datatype, op); });
+}
+HCOMM_MPI_ALIAS(Iexscan)
+
+HCOMM_MPI_API int PMPI_Alltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                                 const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                                 const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm) {
+  return collective("MPI_Alltoallw", comm, false, nullptr, [&](const Comm& c, Request& r) {
+    alltoallw(c, r, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  });
+}
+HCOMM_MPI_ALIAS(Alltoallw)
+
+HCOMM_MPI_API int PMPI_Ialltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                                  const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                                  const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                                  MPI_Request* request) {
+  return collective("MPI_Ialltoallw", comm, true, request, [&](const Comm& c, Request& r) {
+    alltoallw(c, r, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  });
+}
+HCOMM_MPI_ALIAS(Ialltoallw)

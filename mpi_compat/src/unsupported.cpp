@@ -40,14 +40,6 @@ HCOMM_MPI_API MPI_Aint PMPI_Aint_diff([[maybe_unused]] MPI_Aint addr1, [[maybe_u
   return 0;
 }
 HCOMM_MPI_ALIAS(Aint_diff)
-HCOMM_MPI_API int PMPI_Alltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
-                                 [[maybe_unused]] const int* sdispls, [[maybe_unused]] const MPI_Datatype* sendtypes,
-                                 [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
-                                 [[maybe_unused]] const int* rdispls, [[maybe_unused]] const MPI_Datatype* recvtypes,
-                                 MPI_Comm comm) {
-  return unsupported("MPI_Alltoallw", comm);
-}
-HCOMM_MPI_ALIAS(Alltoallw)
 HCOMM_MPI_API int PMPI_Attr_delete(MPI_Comm comm, [[maybe_unused]] int keyval) {
   return unsupported("MPI_Attr_delete", comm);
 }
@@ -253,12 +245,6 @@ HCOMM_MPI_API int PMPI_Errhandler_set(MPI_Comm comm, [[maybe_unused]] MPI_Errhan
   return unsupported("MPI_Errhandler_set", comm);
 }
 HCOMM_MPI_ALIAS(Errhandler_set)
-HCOMM_MPI_API int PMPI_Exscan([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf,
-                              [[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype datatype,
-                              [[maybe_unused]] MPI_Op op, MPI_Comm comm) {
-  return unsupported("MPI_Exscan", comm);
-}
-HCOMM_MPI_ALIAS(Exscan)
 HCOMM_MPI_API int PMPI_Fetch_and_op([[maybe_unused]] const void* origin_addr, [[maybe_unused]] void* result_addr,
                                     [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int target_rank,
                                     [[maybe_unused]] MPI_Aint target_disp, [[maybe_unused]] MPI_Op op,
@@ -629,20 +615,6 @@ HCOMM_MPI_API int PMPI_Grequest_start([[maybe_unused]] MPI_Grequest_query_functi
   return unsupported("MPI_Grequest_start", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Grequest_start)
-HCOMM_MPI_API int PMPI_Ialltoallw([[maybe_unused]] const void* sendbuf, [[maybe_unused]] const int* sendcounts,
-                                  [[maybe_unused]] const int* sdispls, [[maybe_unused]] const MPI_Datatype* sendtypes,
-                                  [[maybe_unused]] void* recvbuf, [[maybe_unused]] const int* recvcounts,
-                                  [[maybe_unused]] const int* rdispls, [[maybe_unused]] const MPI_Datatype* recvtypes,
-                                  MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Ialltoallw", comm);
-}
-HCOMM_MPI_ALIAS(Ialltoallw)
-HCOMM_MPI_API int PMPI_Iexscan([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf,
-                               [[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype datatype,
-                               [[maybe_unused]] MPI_Op op, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Iexscan", comm);
-}
-HCOMM_MPI_ALIAS(Iexscan)
 HCOMM_MPI_API int PMPI_Improbe([[maybe_unused]] int source, [[maybe_unused]] int tag, MPI_Comm comm,
                                [[maybe_unused]] int* flag, [[maybe_unused]] MPI_Message* message,
                                [[maybe_unused]] MPI_Status* status) {
@@ -711,12 +683,6 @@ HCOMM_MPI_API int PMPI_Iprobe([[maybe_unused]] int source, [[maybe_unused]] int 
   return unsupported("MPI_Iprobe", comm);
 }
 HCOMM_MPI_ALIAS(Iprobe)
-HCOMM_MPI_API int PMPI_Iscan([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf,
-                             [[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype datatype,
-                             [[maybe_unused]] MPI_Op op, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Iscan", comm);
-}
-HCOMM_MPI_ALIAS(Iscan)
 HCOMM_MPI_API int PMPI_Keyval_create([[maybe_unused]] MPI_Copy_function* copy_fn,
                                      [[maybe_unused]] MPI_Delete_function* delete_fn, [[maybe_unused]] int* keyval,
                                      [[maybe_unused]] void* extra_state) {
@@ -885,12 +851,6 @@ HCOMM_MPI_API int PMPI_Rsend_init([[maybe_unused]] const void* buf, [[maybe_unus
   return unsupported("MPI_Rsend_init", comm);
 }
 HCOMM_MPI_ALIAS(Rsend_init)
-HCOMM_MPI_API int PMPI_Scan([[maybe_unused]] const void* sendbuf, [[maybe_unused]] void* recvbuf,
-                            [[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype datatype,
-                            [[maybe_unused]] MPI_Op op, MPI_Comm comm) {
-  return unsupported("MPI_Scan", comm);
-}
-HCOMM_MPI_ALIAS(Scan)
 HCOMM_MPI_API int PMPI_Send_init([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
                                  [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
                                  [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {

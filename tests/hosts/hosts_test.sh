@@ -83,7 +83,7 @@ collectives() {
   local hosts=$1 per_host=$2 group large
   hosts_up "$hosts" || fail "hosts_up"
   for group in allreduce broadcast reduce allgather allgatherv reduce_scatter reduce_scatter_v alltoall alltoallv \
-    gather scatter barrier sendrecv mixed; do
+    gather scatter barrier sendrecv mixed scan exscan; do
     large=()
     [ "$group" = allreduce ] && large=(--large 1048581)
     hosts_run "$per_host" 600 "$COLLECTIVES" "$group" --counts 0,1,7,1027 "${large[@]}"

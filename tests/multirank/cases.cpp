@@ -11,8 +11,10 @@ using perf::BlockValues;
 using perf::ReductionValues;
 
 // The reduction's inputs (values.hpp) and its result, which every rank
-// computes serially from the inputs of all ranks, in int64 (exact for these
-// values; AVG truncates as integer dtypes do, and is exact for the others).
+// computes serially from the inputs of all ranks (or of ranks 0..last, for
+// the prefix reductions), in int64 (exact for these values, whose partial
+// results are too; AVG truncates as integer dtypes do, and is exact for the
+// others).
 class Reduction {
  public:
   Reduction(const Case& c, const Ranks& ranks) : values_(c.dtype, c.op, ranks.size), op_(c.op), ranks_(ranks) {}
@@ -21,29 +23,15 @@ class Reduction {
     return [this](size_t i) { return values_.input(ranks_.rank, i); };
   }
   auto result(size_t first) const {
-    return [this, first](size_t i) { return reduce(first + i); };
+    return [this, first](size_t i) { return reduce(first + i, ranks_.size - 1); };
+  }
+  auto prefix(int last) const {
+    return [this, last](size_t i) { return reduce(i, last); };
   }
 
  private:
-  int64_t reduce(size_t g) const {
-    int64_t acc = values_.input(0, g);
-    for (int r = 1; r < ranks_.size; ++r) {
-      const int64_t x = values_.input(r, g);
-      switch (op_) {
-        case HCOMM_PROD:
-          acc *= x;
-          break;
-        case HCOMM_MIN:
-          acc = std::min(acc, x);
-          break;
-        case HCOMM_MAX:
-          acc = std::max(acc, x);
-          break;
-        default:  // SUM, AVG
-          acc += x;
-          break;
-      }
-    }
+  int64_t reduce(size_t g, int last) const {
+    const int64_t acc = values_.prefix(last, g);
     return op_ == HCOMM_AVG ? acc / ranks_.size : acc;
   }
 
@@ -193,6 +181,24 @@ void prepare_gathered(const Case& c, const Ranks& k, Setup& s, const BlockLayout
   s.recv_counts = recv.counts;
   s.recv_displs = recv.displs;
 }
+
+// scan and exscan: rank r's result reduces the inputs of ranks 0..last (r,
+// or r - 1). Exscan's rank 0 has none: its receive buffer stays as it was
+// (in place: its input), and its nonblocking calls pass none.
+void prepare_prefix(const Case& c, const Ranks& k, Setup& s, int last) {
+  const Reduction reduction(c, k);
+  const bool no_recv = last < 0 && !c.in_place && c.nonblocking;
+  if (!no_recv) {
+    s.recv = CheckedBuffer(c.dtype, c.count);
+    if (last >= 0) s.recv.expect(0, c.count, reduction.prefix(last));
+    s.recvbuf = s.recv.data();
+  }
+  const Input in = input_buffer(s, c.dtype, c.in_place, 0, c.count);
+  in.buffer->write(in.base, c.count, reduction.input());
+}
+
+void prepare_scan(const Case& c, const Ranks& k, Setup& s) { prepare_prefix(c, k, s, k.rank); }
+void prepare_exscan(const Case& c, const Ranks& k, Setup& s) { prepare_prefix(c, k, s, k.rank - 1); }
 
 void prepare_allgather(const Case& c, const Ranks& k, Setup& s) {
   prepare_gathered(c, k, s, packed(per_rank(k, c.count, false)));
@@ -351,6 +357,14 @@ hcomm_result_t call_scatter(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_re
   return r ? hcomm_iscatter(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, r)
            : hcomm_scatter(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, nullptr);
 }
+hcomm_result_t call_scan(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
+  return r ? hcomm_iscan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, r)
+           : hcomm_scan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, nullptr);
+}
+hcomm_result_t call_exscan(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
+  return r ? hcomm_iexscan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, r)
+           : hcomm_exscan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, nullptr);
+}
 
 const std::array kTests = {
     CollectiveTest{"allreduce", HCOMM_COLL_ALLREDUCE, true, false, prepare_allreduce, call_allreduce},
@@ -366,6 +380,8 @@ const std::array kTests = {
     CollectiveTest{"alltoallv", HCOMM_COLL_ALLTOALLV, false, false, prepare_alltoallv, call_alltoallv},
     CollectiveTest{"gather", HCOMM_COLL_GATHER, false, true, prepare_gather, call_gather},
     CollectiveTest{"scatter", HCOMM_COLL_SCATTER, false, true, prepare_scatter, call_scatter},
+    CollectiveTest{"scan", HCOMM_COLL_SCAN, true, false, prepare_scan, call_scan, true},
+    CollectiveTest{"exscan", HCOMM_COLL_EXSCAN, true, false, prepare_exscan, call_exscan, true},
 };
 
 }  // namespace

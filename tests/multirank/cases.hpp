@@ -47,6 +47,7 @@ struct CollectiveTest {
   void (*prepare)(const Case& c, const Ranks& ranks, Setup& setup);
   // Blocking when request is null.
   hcomm_result_t (*call)(const Case& c, Setup& setup, hcomm_comm_t comm, hcomm_request_t* request);
+  bool rank_order = false;  // reduces in rank order (scan, exscan), which takes no HCOMM_AVG
 };
 
 // Every collective with data (barrier and point to point are tested apart).

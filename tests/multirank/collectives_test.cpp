@@ -42,7 +42,13 @@ namespace hcomm::test {
 namespace {
 
 constexpr hcomm_op_t kAllOps[] = {HCOMM_SUM, HCOMM_PROD, HCOMM_MIN, HCOMM_MAX, HCOMM_AVG};
+constexpr hcomm_op_t kRankOrderOps[] = {HCOMM_SUM, HCOMM_PROD, HCOMM_MIN, HCOMM_MAX};  // scan, exscan: no AVG
 constexpr hcomm_op_t kSumOnly[] = {HCOMM_SUM};
+
+std::span<const hcomm_op_t> ops_of(const CollectiveTest& test) {
+  if (!test.reduces) return kSumOnly;
+  return test.rank_order ? std::span<const hcomm_op_t>(kRankOrderOps) : std::span<const hcomm_op_t>(kAllOps);
+}
 
 // Every algorithm name the loaded algorithm plugins provide.
 std::vector<std::string> provided_algorithms() {
@@ -199,7 +205,7 @@ std::vector<Case> matrix(const CollectiveTest& test, const std::string& algorith
   int k = 0;
   for (size_t count : o.counts)
     for (int t = 0; t < HCOMM_NUM_DTYPES; ++t)
-      for (hcomm_op_t op : test.reduces ? std::span<const hcomm_op_t>(kAllOps) : std::span<const hcomm_op_t>(kSumOnly))
+      for (hcomm_op_t op : ops_of(test))
         for (bool in_place : {false, true}) {
           cases.push_back(Case{.coll = test.coll,
                                .algorithm = algorithm,
@@ -345,9 +351,10 @@ void test_mixed(Job& job) {
     std::vector<std::pair<const CollectiveTest*, Case>> cases;
     int k = 0;
     for (const CollectiveTest& test : collective_tests()) {
+      const std::span<const hcomm_op_t> ops = ops_of(test);
       cases.emplace_back(&test, Case{.coll = test.coll,
                                      .dtype = static_cast<hcomm_dtype_t>(k % HCOMM_NUM_DTYPES),
-                                     .op = kAllOps[k % HCOMM_NUM_OPS],
+                                     .op = ops[static_cast<size_t>(k) % ops.size()],
                                      .count = count + static_cast<size_t>(k),
                                      .root = k % job.ranks.size,
                                      .in_place = k % 2 == 1,

@@ -211,6 +211,46 @@ TEST_P(StalledRank, EverySurvivorNamesItWithinOneTimeout) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, StalledRank, ::testing::Values("tcp", "shm"));
 
+// A rank that slept through its peer's last message (stopped here, as a
+// busy host deschedules a rank) finds it when it wakes, though the peer has
+// finished the call and left meanwhile: the call completes. Idle past the
+// time to look at its peers, it must look at what arrived first: a question
+// written to the peer that left would fail the call.
+TEST(PeerLeft, ARankThatSleptThroughItsLastMessageCompletes) {
+  Job job(2, "tcp", "20");
+  // [0]: rank 0 is in its call; [1]: rank 1 may make its own.
+  auto* flags =
+      static_cast<int*>(mmap(nullptr, 2 * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  flags[0] = flags[1] = 0;
+  for (int r = 0; r < 2; ++r)
+    job.spawn(r, [&, r](hcomm_comm_t comm, Outcome& out) {
+      if (r == 1)
+        while (!__atomic_load_n(&flags[1], __ATOMIC_ACQUIRE)) usleep(1000);
+      else
+        __atomic_store_n(&flags[0], 1, __ATOMIC_RELEASE);
+      int64_t mine = r + 1, sum = 0;
+      out.rc = hcomm_allreduce(&mine, &sum, 1, HCOMM_INT64, HCOMM_SUM, comm, nullptr);
+      out.calls = static_cast<int>(sum);
+      std::snprintf(out.message, sizeof out.message, "%s", out.rc ? hcomm_get_last_error() : "");
+      hcomm_comm_destroy(comm);
+    });
+  while (!__atomic_load_n(&flags[0], __ATOMIC_ACQUIRE)) usleep(1000);
+  usleep(30 * 1000);  // rank 0 waits in its call
+  kill(job.pids()[0], SIGSTOP);
+  __atomic_store_n(&flags[1], 1, __ATOMIC_RELEASE);
+  const int left = job.join(20, {0})[1];
+  usleep(200 * 1000);  // rank 0 wakes idle for longer than it waits before it looks at its peers
+  kill(job.pids()[0], SIGCONT);
+  const int woke = job.join(20, {1})[0];
+  munmap(flags, 2 * sizeof(int));
+  ASSERT_NE(left, -1) << "rank 1 hung";
+  ASSERT_NE(woke, -1) << "rank 0 hung";
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(job.outcome(r).rc, HCOMM_SUCCESS) << "rank " << r << ": " << job.outcome(r).message;
+    EXPECT_EQ(job.outcome(r).calls, 3) << "rank " << r << "'s sum";
+  }
+}
+
 TEST(MissingRank, EveryoneFailsAtTheDeadlineNamingIt) {
   Job job(3, "tcp", "2");
   for (int r = 0; r < 2; ++r) job.spawn(r, [](hcomm_comm_t, Outcome&) {});

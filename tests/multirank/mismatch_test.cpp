@@ -1,5 +1,5 @@
 // Arguments that differ between ranks: one rank passes another count, dtype,
-// op, root or recvcounts than the others. Every rank must fail within
+// op, root or recvcounts than the others, or calls exscan where they scan. Every rank must fail within
 // seconds (not hang, not succeed with wrong data) with an error that names
 // both ranks' arguments, over shm (mapped signals for small calls, messages
 // and mapped buffers for large ones) and tcp, with 2 and 3 ranks.
@@ -21,7 +21,7 @@ using forked::Clock;
 using forked::Job;
 using forked::Outcome;
 
-enum class Kind { kCount, kDtype, kOp, kRoot, kRecvcounts, kCountZero, kBroadcastRoot };
+enum class Kind { kCount, kDtype, kOp, kRoot, kRecvcounts, kCountZero, kBroadcastRoot, kExscan };
 
 struct Mismatch {
   Kind kind;
@@ -49,6 +49,8 @@ hcomm_result_t call(const Mismatch& m, hcomm_comm_t comm, bool odd, int r, size_
       return hcomm_reduce(send.data(), recv.data(), n, HCOMM_FLOAT32, HCOMM_SUM, odd ? 1 : 0, comm, nullptr);
     case Kind::kBroadcastRoot:  // every rank takes itself for the root
       return hcomm_broadcast(send.data(), recv.data(), n, HCOMM_FLOAT32, r, comm, nullptr);
+    case Kind::kExscan:
+      return (odd ? hcomm_exscan : hcomm_scan)(send.data(), recv.data(), n, HCOMM_FLOAT32, HCOMM_SUM, comm, nullptr);
     case Kind::kRecvcounts: {
       std::vector<size_t> counts(nranks, n), displs(nranks);
       if (odd) counts[0] = n / 2;
@@ -66,6 +68,7 @@ const Mismatch kMismatches[] = {
     {Kind::kRoot, "root", "root 0", "root 1"},
     {Kind::kRecvcounts, "recvcounts", "allgatherv (recvcounts", "allgatherv (recvcounts"},
     {Kind::kCountZero, "count_zero", "count %zu,", "count 0,"},
+    {Kind::kExscan, "exscan", "called scan (count", "called exscan (count"},
 };
 
 void PrintTo(const Mismatch& m, std::ostream* os) { *os << m.name; }
@@ -107,7 +110,9 @@ void run(const char* transport, int nranks, size_t n, const Mismatch& m) {
   std::snprintf(odd, sizeof odd, m.odd, 2 * n);
   // A rank that receives nothing in the call (with count 0, or a leaf of a
   // reduction tree with the root it took) may learn of it in its next call.
-  const bool later = m.kind == Kind::kCountZero || m.kind == Kind::kBroadcastRoot || m.kind == Kind::kRoot;
+  // So may scan's rank 0, which only sends.
+  const bool later = m.kind == Kind::kCountZero || m.kind == Kind::kBroadcastRoot || m.kind == Kind::kRoot ||
+                     m.kind == Kind::kExscan;
   for (int r = 0; r < nranks; ++r) {
     ASSERT_NE(status[r], -1) << "rank " << r << " hung";
     const Outcome& o = job.outcome(r);

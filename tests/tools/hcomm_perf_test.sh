@@ -61,7 +61,8 @@ case_broadcast() {
 # out of place and in place; each row's results checked by hcomm-perf.
 case_collectives() {
   local coll inplace
-  for coll in reduce allgather allgatherv reduce_scatter reduce_scatter_v alltoall alltoallv gather scatter; do
+  for coll in reduce allgather allgatherv reduce_scatter reduce_scatter_v alltoall alltoallv gather scatter scan \
+    exscan; do
     for inplace in "" --inplace; do
       # shellcheck disable=SC2086
       perf 3 -c "$coll" -r 2 -d int32 -o max -b 1 -e 20000 -f 7 -w 1 -n 2 $inplace
@@ -436,6 +437,9 @@ case_bad_arguments() {
   perf 2 -c broadcast -r 2 -w 0 -n 1
   expect_rc 2
   grep -qF -- "--root 2: this job has 2 ranks (use 0 to 1)" "$WORK/err" || fail "no message for a bad root"
+  perf 2 -c exscan -o avg -w 0 -n 1
+  expect_rc 2
+  grep -qF -- "-o avg: exscan reduces in rank order" "$WORK/err" || fail "no message for avg in a scan"
   perf 2 --sweep-algos --algo ring
   expect_rank_usage_error "--sweep-algos forces every algorithm in turn: it does not combine with --algo"
   perf 2 --select allreduce

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "algorithm_plugins.hpp"
+#include "algorithm_values.hpp"
 
 namespace hcomm::algotest {
 
@@ -26,6 +27,8 @@ const CollTraits kColls[] = {
     {HCOMM_COLL_ALLGATHERV, "allgatherv", false, false, true, InPlace::kSendInRecvBlock},
     {HCOMM_COLL_REDUCE_SCATTER_V, "reduce_scatter_v", false, true, true, InPlace::kRecvInSendBlock},
     {HCOMM_COLL_ALLTOALLV, "alltoallv", false, false, true, InPlace::kSendIsRecv},
+    {HCOMM_COLL_SCAN, "scan", false, true, false, InPlace::kSendIsRecv, true},
+    {HCOMM_COLL_EXSCAN, "exscan", false, true, false, InPlace::kSendIsRecv, true},
 };
 
 // A count for one block of a v-collective: a quarter of them 0, the others
@@ -91,7 +94,8 @@ size_t dtype_size(hcomm_dtype_t dtype) { return dtype == HCOMM_FLOAT32 ? 4 : dty
 std::string workload_name(const Workload& w, bool reduces) {
   static const char* const kOps[] = {"sum", "prod", "min", "max", "avg"};
   std::string name = w.dtype == HCOMM_FLOAT32 ? "float32" : w.dtype == HCOMM_INT64 ? "int64" : "uint8";
-  return reduces ? name + "_" + kOps[w.op] : name;
+  if (!reduces) return name;
+  return name + "_" + (w.op == kRankOrderOp ? "rank_order" : kOps[w.op]);
 }
 
 std::string Case::describe() const {

@@ -30,9 +30,10 @@ struct CollTraits {
   bool reduces;
   bool variable;  // the v-collectives: per-rank count arrays, count 0
   InPlace in_place;
+  bool rank_order = false;  // reduces in rank order (scan, exscan): tried with kRankOrderOp, never AVG
 };
 
-// The traits of one of the twelve collectives; nullptr for others.
+// The traits of one of the collectives with a schedule; nullptr for others.
 const CollTraits* coll_traits(hcomm_coll_t coll);
 
 // How the test builder answers chunks_for.

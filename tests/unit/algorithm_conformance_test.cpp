@@ -2,7 +2,8 @@
 // against the serial reference over communicator sizes 1 to 9, 11, 16 and 17,
 // counts 0, 1, 7, 37 (1100 on a few sizes), every root on small
 // communicators, in place and not, four chunkings, int64 and float32 data
-// (int64 sum, max, avg and prod, float32 sum for reductions) and four views
+// (int64 sum, max, avg and prod, float32 sum for reductions; scan and exscan
+// take the rank-order op in avg's place, which checks their operand order) and four views
 // of the communicator (plain, mapped with a large and a tiny window, windows
 // without peer buffers). One test per (plugin, algorithm, collective); an
 // algorithm may decline a case, but not all of them.
@@ -12,6 +13,7 @@
 
 #include "algorithm_plugins.hpp"
 #include "algorithm_run.hpp"
+#include "algorithm_values.hpp"
 
 namespace hcomm::algotest {
 namespace {
@@ -30,6 +32,11 @@ const Workload kReductions[] = {{HCOMM_INT64, HCOMM_SUM},
                                 {HCOMM_INT64, HCOMM_AVG},
                                 {HCOMM_INT64, HCOMM_PROD},
                                 {HCOMM_FLOAT32, HCOMM_SUM}};
+const Workload kRankOrderReductions[] = {{HCOMM_INT64, HCOMM_SUM},
+                                         {HCOMM_INT64, HCOMM_MAX},
+                                         {HCOMM_INT64, kRankOrderOp},
+                                         {HCOMM_INT64, HCOMM_PROD},
+                                         {HCOMM_FLOAT32, HCOMM_SUM}};
 const Workload kMoves[] = {{HCOMM_INT64, HCOMM_SUM}, {HCOMM_FLOAT32, HCOMM_SUM}};
 
 std::vector<int> roots(const CollTraits& t, int n) {
@@ -60,8 +67,9 @@ std::vector<Case> cases(const AlgorithmEntry& entry) {
         for (bool inplace : in_place)
           for (const Chunking& chunking : kChunkings) {
             const uint32_t index = static_cast<uint32_t>(out.size());
-            const Workload w =
-                t.reduces ? kReductions[index % std::size(kReductions)] : kMoves[index % std::size(kMoves)];
+            const Workload w = t.rank_order ? kRankOrderReductions[index % std::size(kRankOrderReductions)]
+                               : t.reduces  ? kReductions[index % std::size(kReductions)]
+                                            : kMoves[index % std::size(kMoves)];
             out.push_back({.coll = entry.coll,
                            .nranks = n,
                            .count = count,

@@ -7,14 +7,17 @@
 // view, a block put in the wrong place, a RECV published where peers do not
 // look for it or before it holds the data) must make a case fail
 // with a message that says so. So must a barrier that lets ranks leave
-// early, a step marked UNREAD whose output is read, and a real plugin's
-// allreduce whose final division is dropped.
+// early, a step marked UNREAD whose output is read, a real plugin's
+// allreduce whose final division is dropped, and real plugins' scans with
+// their operands swapped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "algorithm_plugins.hpp"
 #include "algorithm_run.hpp"
+#include "algorithm_values.hpp"
 
 namespace hcomm::algotest {
 namespace {
@@ -306,17 +309,16 @@ TEST(AlgorithmHarness, FindsARankLeavingABarrierEarly) {
   EXPECT_TRUE(reports(v.problems, "rank 1 left the barrier before rank 2 entered it"));
 }
 
-// The ring allreduce with its FINAL flags dropped: AVG never divides.
-const hcomm_algorithm_desc_t* g_ring = nullptr;
-
-hcomm_result_t ring_without_final(const hcomm_coll_args_t* a, const hcomm_comm_view_t* comm,
-                                  hcomm_schedule_builder_t* b) {
+// A builder that hands every step to Change before the real builder `b`
+// adds it.
+template <void (*Change)(hcomm_step_t&)>
+hcomm_schedule_builder_t altered(hcomm_schedule_builder_t* b) {
   hcomm_schedule_builder_t proxy = *b;
   proxy.ctx = b;
   proxy.add = [](hcomm_schedule_builder_t* self, const hcomm_step_t* step) {
     auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
     hcomm_step_t s = *step;
-    s.flags &= ~uint32_t{HCOMM_STEP_FINAL};
+    Change(s);
     return real->add(real, &s);
   };
   proxy.need_scratch = [](hcomm_schedule_builder_t* self, uint64_t bytes) {
@@ -327,6 +329,17 @@ hcomm_result_t ring_without_final(const hcomm_coll_args_t* a, const hcomm_comm_v
     auto* real = static_cast<hcomm_schedule_builder_t*>(self->ctx);
     return real->chunks_for(real, bytes, elem);
   };
+  return proxy;
+}
+
+// The ring allreduce with its FINAL flags dropped: AVG never divides.
+const hcomm_algorithm_desc_t* g_ring = nullptr;
+
+void drop_final(hcomm_step_t& s) { s.flags &= ~uint32_t{HCOMM_STEP_FINAL}; }
+
+hcomm_result_t ring_without_final(const hcomm_coll_args_t* a, const hcomm_comm_view_t* comm,
+                                  hcomm_schedule_builder_t* b) {
+  hcomm_schedule_builder_t proxy = altered<drop_final>(b);
   return g_ring->build(a, comm, &proxy);
 }
 
@@ -343,6 +356,39 @@ TEST(AlgorithmHarness, FindsAnAverageNeverDivided) {
   c.workload = {HCOMM_INT64, HCOMM_SUM};
   seen.clear();
   EXPECT_EQ(run_case(algo, c, seen).kind, Verdict::kPassed) << "a sum needs no division";
+}
+
+// A real plugin's scan with the operands of every REDUCE swapped: the
+// higher ranks' data on the left. A sum cannot tell; the rank-order op can.
+const hcomm_algorithm_desc_t* g_scan = nullptr;
+
+void swap_operands(hcomm_step_t& s) {
+  if (s.kind == HCOMM_STEP_REDUCE) std::swap(s.src, s.src2);
+}
+
+hcomm_result_t scan_swapped(const hcomm_coll_args_t* a, const hcomm_comm_view_t* comm, hcomm_schedule_builder_t* b) {
+  hcomm_schedule_builder_t proxy = altered<swap_operands>(b);
+  return g_scan->build(a, comm, &proxy);
+}
+
+TEST(AlgorithmHarness, FindsAScanOutOfRankOrder) {
+  for (const char* name : {"ring", "recursive_doubling"})
+    for (hcomm_coll_t coll : {HCOMM_COLL_SCAN, HCOMM_COLL_EXSCAN}) {
+      SCOPED_TRACE(std::string(name) + (coll == HCOMM_COLL_SCAN ? " scan" : " exscan"));
+      g_scan = AlgorithmPlugins::get().find(name, coll);
+      ASSERT_NE(g_scan, nullptr) << AlgorithmPlugins::get().load_error();
+      const hcomm_algorithm_desc_t algo = test_algorithm(coll, scan_swapped);
+      Case c = allgather_case(5, 7, "whole", kViews[0]);
+      c.coll = coll;
+      c.workload = {HCOMM_INT64, kRankOrderOp};
+      SeenSchedules seen;
+      EXPECT_TRUE(reports(run_case(algo, c, seen).problems, "rank 4 RECV element 0 (block 0): expected"));
+      seen.clear();
+      EXPECT_EQ(run_case(*g_scan, c, seen).kind, Verdict::kPassed) << "as the plugin builds it";
+      c.workload = {HCOMM_INT64, HCOMM_SUM};
+      seen.clear();
+      EXPECT_EQ(run_case(algo, c, seen).kind, Verdict::kPassed) << "a sum does not see the order";
+    }
 }
 
 }  // namespace

@@ -32,6 +32,8 @@ std::vector<Block> send_blocks(const hcomm_coll_args_t& a, int nranks, int rank)
     case HCOMM_COLL_REDUCE:
     case HCOMM_COLL_ALLGATHER:
     case HCOMM_COLL_GATHER:
+    case HCOMM_COLL_SCAN:
+    case HCOMM_COLL_EXSCAN:
       return {whole};
     case HCOMM_COLL_BROADCAST:
       return root ? std::vector<Block>{whole} : std::vector<Block>{};
@@ -53,7 +55,8 @@ std::vector<Block> send_blocks(const hcomm_coll_args_t& a, int nranks, int rank)
 }
 
 // `root_view`: the blocks as the root has them (reduce and gather off the
-// root define no output, but get a canary arena of the root's size).
+// root define no output, but get a canary arena of the root's size; so does
+// exscan's rank 0, whose buffer it must not touch).
 std::vector<Block> recv_blocks(const hcomm_coll_args_t& a, int nranks, int rank, bool root_view) {
   const Block whole = {0, 0, a.count};
   const bool root = root_view || rank == a.root;
@@ -62,7 +65,10 @@ std::vector<Block> recv_blocks(const hcomm_coll_args_t& a, int nranks, int rank,
     case HCOMM_COLL_BROADCAST:
     case HCOMM_COLL_SCATTER:
     case HCOMM_COLL_REDUCE_SCATTER:
+    case HCOMM_COLL_SCAN:
       return {whole};
+    case HCOMM_COLL_EXSCAN:
+      return rank > 0 || root_view ? std::vector<Block>{whole} : std::vector<Block>{};
     case HCOMM_COLL_REDUCE:
       return root ? std::vector<Block>{whole} : std::vector<Block>{};
     case HCOMM_COLL_ALLGATHER:

@@ -39,8 +39,9 @@ struct RankLayout {
 };
 
 // `args` are this rank's; `scratch` and `window` the bytes of those buffers.
-// Where RECV holds no output (reduce and gather off the root) its arena
-// still has the root's size, filled with a canary that must stay.
+// Where RECV holds no output (reduce and gather off the root, exscan on rank
+// 0) its arena still has the size it has elsewhere, filled with a canary that
+// must stay.
 RankLayout rank_layout(const hcomm_coll_args_t& args, int nranks, int rank, uint64_t scratch, uint64_t window);
 
 // The size that desc.min_bytes and max_bytes bound: count for allreduce,

@@ -19,6 +19,7 @@ template <class T>
 T input_value(const hcomm_coll_args_t& a, int rank, uint64_t i) {
   const uint64_t r = static_cast<uint64_t>(rank);
   if (!coll_traits(a.coll)->reduces) return static_cast<T>(r * 65536 + i % 65536 + 1);  // exact in float32
+  if (a.op == kRankOrderOp) return static_cast<T>(rank_range(rank, rank));
   if (a.op == HCOMM_PROD) {
     static const int kSmall[] = {1, -1, 2, 1, -2, 3};  // |product| <= 3^nranks
     return static_cast<T>(kSmall[(i * 7 + r * 3) % 6]);
@@ -27,31 +28,36 @@ T input_value(const hcomm_coll_args_t& a, int rank, uint64_t i) {
   return static_cast<T>(static_cast<int64_t>((i * 7919 + r * 104729) % 20011) - 10005);
 }
 
-// Which ranks' send block feeds rank r's receive block b: all ranks
-// reduced, or one rank; and that block's index in the sources' layout.
+// Which ranks' send block feeds rank r's receive block b: ranks first to
+// last, reduced in rank order where they are more than one; and that
+// block's index in the sources' layout.
 struct Source {
-  int rank;  // -1: every rank, reduced
+  int first, last;
   int block;
 };
 
-Source source_of(const hcomm_coll_args_t& a, int r, int b) {
+Source source_of(const hcomm_coll_args_t& a, int n, int r, int b) {
   switch (a.coll) {
     case HCOMM_COLL_ALLREDUCE:
     case HCOMM_COLL_REDUCE:
-      return {-1, 0};
+      return {0, n - 1, 0};
     case HCOMM_COLL_BROADCAST:
-      return {a.root, 0};
+      return {a.root, a.root, 0};
     case HCOMM_COLL_ALLGATHER:
     case HCOMM_COLL_ALLGATHERV:
     case HCOMM_COLL_GATHER:
-      return {b, 0};
+      return {b, b, 0};
     case HCOMM_COLL_SCATTER:
-      return {a.root, r};
+      return {a.root, a.root, r};
     case HCOMM_COLL_REDUCE_SCATTER:
     case HCOMM_COLL_REDUCE_SCATTER_V:
-      return {-1, r};
+      return {0, n - 1, r};
+    case HCOMM_COLL_SCAN:
+      return {0, r, 0};
+    case HCOMM_COLL_EXSCAN:
+      return {0, r - 1, 0};
     default:
-      return {b, r};  // alltoall(v)
+      return {b, b, r};  // alltoall(v)
   }
 }
 
@@ -85,8 +91,8 @@ void write_outputs(const CallArgs& args, const std::vector<RankMemory>& initial,
     const hcomm_coll_args_t& a = args.at(r);
     RankMemory& m = out[static_cast<size_t>(r)];
     for (const Block& rb : m.layout.recv_blocks) {
-      const Source src = source_of(a, r, rb.index);
-      const int first = src.rank < 0 ? 0 : src.rank, last = src.rank < 0 ? n - 1 : src.rank;
+      const Source src = source_of(a, n, r, rb.index);
+      const int first = src.first, last = src.last;
       for (uint64_t i = 0; i < rb.count; ++i) {
         T v{};
         for (int q = first; q <= last; ++q) {
@@ -98,7 +104,7 @@ void write_outputs(const CallArgs& args, const std::vector<RankMemory>& initial,
           const T x = load<T>(element(from, HCOMM_BUF_SEND, sb, i, sizeof(T)));
           v = q == first ? x : combine(a.op, v, x);
         }
-        if (src.rank < 0 && a.op == HCOMM_AVG) v /= static_cast<T>(n);
+        if (coll_traits(a.coll)->reduces && a.op == HCOMM_AVG) v /= static_cast<T>(n);
         store(element(m, HCOMM_BUF_RECV, rb, i, sizeof(T)), v);
       }
     }

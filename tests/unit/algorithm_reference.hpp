@@ -12,8 +12,8 @@
 namespace hcomm::algotest {
 
 // Inputs, distinct per rank and element: small values for PROD, integers
-// that every summation order adds exactly for the other reductions, unique
-// values where data only moves.
+// that every summation order adds exactly for the other reductions, the
+// rank's own range for kRankOrderOp, unique values where data only moves.
 std::vector<RankMemory> initial_memory(const CallArgs& args, const std::vector<RankSchedule>& ranks,
                                        uint64_t window_bytes);
 

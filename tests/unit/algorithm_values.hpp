@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "hcomm/types.h"
 
@@ -21,8 +22,25 @@ void store(uint8_t* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
+// An op of the harness alone, for the collectives that reduce in rank order
+// (scan, exscan), on int64: an element stands for a range of ranks
+// [lo, hi] (lo * 2^32 + hi + 1; -1 for none), and a op b joins a range
+// with the one right after it; any other pair gives -1. It is associative
+// and does not commute, so a result names the ranks it reduced only where
+// every combination put the lower ranks on the left and left none out.
+inline constexpr hcomm_op_t kRankOrderOp = static_cast<hcomm_op_t>(-2);
+
+inline int64_t rank_range(int64_t lo, int64_t hi) { return lo << 32 | (hi + 1); }
+
+inline int64_t join_ranges(int64_t a, int64_t b) {
+  if (a < 0 || b < 0 || (a & 0xFFFFFFFF) != b >> 32) return -1;  // a's hi + 1 is b's lo
+  return (a >> 32) << 32 | (b & 0xFFFFFFFF);
+}
+
 template <class T>
 T combine(hcomm_op_t op, T a, T b) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    if (op == kRankOrderOp) return join_ranges(a, b);
   switch (op) {
     case HCOMM_PROD:
       return a * b;

@@ -31,6 +31,7 @@ struct Collective {
   std::function<hcomm_result_t(Buffers&, hcomm_dtype_t, hcomm_comm_t, hcomm_stream_t)> blocking;
   std::function<hcomm_result_t(Buffers&, hcomm_dtype_t, hcomm_comm_t, hcomm_request_t*)> nonblocking;
   bool reduces;
+  bool rank_order = false;  // scan, exscan: no HCOMM_AVG
 };
 
 std::vector<Collective> collectives(hcomm_op_t op) {
@@ -107,6 +108,22 @@ std::vector<Collective> collectives(hcomm_op_t op) {
          return hcomm_iscatter(b.send, b.recv, 4, t, 0, c, r);
        },
        false},
+      {"scan",
+       [=](Buffers& b, hcomm_dtype_t t, hcomm_comm_t c, hcomm_stream_t s) {
+         return hcomm_scan(b.send, b.recv, 4, t, op, c, s);
+       },
+       [=](Buffers& b, hcomm_dtype_t t, hcomm_comm_t c, hcomm_request_t* r) {
+         return hcomm_iscan(b.send, b.recv, 4, t, op, c, r);
+       },
+       true, true},
+      {"exscan",
+       [=](Buffers& b, hcomm_dtype_t t, hcomm_comm_t c, hcomm_stream_t s) {
+         return hcomm_exscan(b.send, b.recv, 4, t, op, c, s);
+       },
+       [=](Buffers& b, hcomm_dtype_t t, hcomm_comm_t c, hcomm_request_t* r) {
+         return hcomm_iexscan(b.send, b.recv, 4, t, op, c, r);
+       },
+       true, true},
   };
 }
 
@@ -141,21 +158,24 @@ TEST_F(ApiCollectives, CommDtypeOpRequestAndStreamOfEveryCollective) {
 }
 
 // One rank's results are its own inputs: reductions of one value (AVG
-// divides by 1) and every block a copy.
+// divides by 1) and every block a copy; exscan, which reduces no rank there,
+// leaves recvbuf as it was.
 TEST_F(ApiCollectives, ValidCallsOnOneRankGiveTheirInputs) {
   for (hcomm_op_t op : {HCOMM_SUM, HCOMM_AVG, HCOMM_MIN})
     for (const Collective& c : collectives(op)) {
+      if (c.rank_order && op == HCOMM_AVG) continue;
       SCOPED_TRACE(c.name);
       Buffers b;
       const std::vector<float> input(b.send, b.send + 4);
+      const std::vector<float> output = c.name == "exscan" ? std::vector<float>(b.recv, b.recv + 4) : input;
       if (accepted(c.blocking(b, HCOMM_FLOAT32, comm_, nullptr))) {
-        EXPECT_EQ(std::vector<float>(b.recv, b.recv + 4), input);
+        EXPECT_EQ(std::vector<float>(b.recv, b.recv + 4), output);
       }
       Buffers nb;
       hcomm_request_t req = nullptr;
       if (accepted(c.nonblocking(nb, HCOMM_FLOAT32, comm_, &req))) {
         ASSERT_EQ(hcomm_wait(req), HCOMM_SUCCESS) << hcomm_get_last_error();
-        EXPECT_EQ(std::vector<float>(nb.recv, nb.recv + 4), input);
+        EXPECT_EQ(std::vector<float>(nb.recv, nb.recv + 4), output);
       }
       EXPECT_EQ(std::vector<float>(b.send, b.send + 4), input) << "sendbuf is read only";
     }
@@ -364,6 +384,65 @@ TEST_F(ApiCollectives, VariableLayoutsAreTakenAtTheCall) {
       displs.assign(2, 7);
       ASSERT_EQ(hcomm_wait(req), HCOMM_SUCCESS) << hcomm_get_last_error();
       EXPECT_EQ(recv, expected) << "rank " << rank << ", displs " << l.displs[0] << ", " << l.displs[1];
+    }
+  });
+}
+
+// Scan and exscan: AVG has no prefix form; exscan's rank 0 leaves its
+// recvbuf alone and may pass none; the other buffer checks are allreduce's.
+TEST_F(ApiCollectives, ScanAndExscanArguments) {
+  float x[4] = {1, 2, 3, 4}, y[4] = {};
+  auto e = HCOMM_ERR_INVALID_ARGUMENT;
+  hcomm_request_t req = nullptr;
+  expect_error(hcomm_scan(x, y, 4, HCOMM_FLOAT32, HCOMM_AVG, comm_, nullptr), e,
+               "hcomm_scan: op is HCOMM_AVG, which has no prefix form");
+  expect_error(hcomm_iscan(x, y, 4, HCOMM_FLOAT32, HCOMM_AVG, comm_, &req), e, "hcomm_iscan: op is HCOMM_AVG");
+  expect_error(hcomm_exscan(x, y, 4, HCOMM_INT32, HCOMM_AVG, comm_, nullptr), e, "hcomm_exscan: op is HCOMM_AVG");
+  expect_error(hcomm_iexscan(x, x, 4, HCOMM_INT32, HCOMM_AVG, comm_, &req), e, "hcomm_iexscan: op is HCOMM_AVG");
+  EXPECT_EQ(req, nullptr);
+  expect_error(hcomm_scan(nullptr, y, 4, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr), e, "hcomm_scan: sendbuf is NULL");
+  expect_error(hcomm_scan(x, nullptr, 4, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr), e, "hcomm_scan: recvbuf is NULL");
+  expect_error(hcomm_exscan(nullptr, y, 4, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr), e,
+               "hcomm_exscan: sendbuf is NULL");
+  expect_error(hcomm_scan(x, x + 1, 3, HCOMM_FLOAT32, HCOMM_MAX, comm_, nullptr), e,
+               "hcomm_scan: sendbuf and recvbuf overlap but the call is not in place (in place is sendbuf == recvbuf)");
+  expect_error(hcomm_iscan(x + 1, x, 3, HCOMM_FLOAT32, HCOMM_MAX, comm_, &req), e,
+               "hcomm_iscan: sendbuf and recvbuf overlap");
+  expect_error(hcomm_scan(x, y, SIZE_MAX / 4, HCOMM_FLOAT64, HCOMM_SUM, comm_, nullptr), e, "hcomm_scan: count");
+  // Rank 0's exscan result is undefined: nothing is written, no buffer needed
+  // (nor checked for overlap).
+  accepted(hcomm_exscan(x, nullptr, 4, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr));
+  accepted(hcomm_exscan(x + 1, x, 3, HCOMM_FLOAT32, HCOMM_SUM, comm_, nullptr));
+  accepted(hcomm_exscan(x, x, 4, HCOMM_FLOAT32, HCOMM_PROD, comm_, nullptr));
+  EXPECT_EQ(std::vector<float>(x, x + 4), (std::vector<float>{1, 2, 3, 4}));
+  accepted(hcomm_scan(x, x, 4, HCOMM_FLOAT32, HCOMM_PROD, comm_, nullptr));
+  EXPECT_EQ(std::vector<float>(x, x + 4), (std::vector<float>{1, 2, 3, 4}));
+  const char* algorithm = nullptr;
+  if (accepted(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_EXSCAN, 4, HCOMM_FLOAT32, &algorithm))) {
+    EXPECT_NE(algorithm, nullptr);
+  }
+}
+
+// Two ranks: rank 1 gets rank 0's input (exscan) or the two reduced (scan);
+// rank 0's exscan recvbuf keeps its bytes, or is NULL.
+TEST_F(ApiCollectives, ScanAndExscanOnTwoRanks) {
+  on_two_ranks([](hcomm_comm_t comm, int rank) {
+    const std::vector<int32_t> input = {rank + 1, -(rank + 3), 10 * rank, 7};
+    std::vector<int32_t> recv(4, -1);
+    if (accepted(hcomm_scan(input.data(), recv.data(), 4, HCOMM_INT32, HCOMM_SUM, comm, nullptr))) {
+      EXPECT_EQ(recv, rank == 0 ? input : (std::vector<int32_t>{3, -7, 10, 14}));
+    }
+    recv.assign(4, -1);
+    if (accepted(hcomm_exscan(input.data(), recv.data(), 4, HCOMM_INT32, HCOMM_MIN, comm, nullptr))) {
+      EXPECT_EQ(recv, rank == 0 ? std::vector<int32_t>(4, -1) : (std::vector<int32_t>{1, -3, 0, 7}));
+    }
+    std::vector<int32_t> inout = input;
+    hcomm_request_t req = nullptr;
+    if (accepted(
+            hcomm_iexscan(inout.data(), rank == 0 ? nullptr : inout.data(), 4, HCOMM_INT32, HCOMM_MAX, comm, &req))) {
+      ASSERT_EQ(hcomm_wait(req), HCOMM_SUCCESS) << hcomm_get_last_error();
+      // Rank 0 passes no recvbuf; rank 1, in place, gets rank 0's input.
+      EXPECT_EQ(inout, rank == 0 ? input : (std::vector<int32_t>{1, -3, 0, 7}));
     }
   });
 }

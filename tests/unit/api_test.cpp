@@ -98,8 +98,8 @@ TEST_F(Api, ForceAndQueryCheckTheirArguments) {
   expect_error(hcomm_comm_query_algorithm(nullptr, HCOMM_COLL_ALLREDUCE, 1, HCOMM_FLOAT32, &name),
                HCOMM_ERR_INVALID_ARGUMENT, "hcomm_comm_query_algorithm: comm is NULL");
   EXPECT_EQ(name, nullptr) << "a failed query leaves no name behind";
-  expect_error(hcomm_comm_query_algorithm(comm_, static_cast<hcomm_coll_t>(13), 1, HCOMM_FLOAT32, &name),
-               HCOMM_ERR_INVALID_ARGUMENT, "hcomm_comm_query_algorithm: coll 13 is not a collective");
+  expect_error(hcomm_comm_query_algorithm(comm_, HCOMM_NUM_COLLS, 1, HCOMM_FLOAT32, &name), HCOMM_ERR_INVALID_ARGUMENT,
+               "hcomm_comm_query_algorithm: coll " + std::to_string(HCOMM_NUM_COLLS) + " is not a collective");
   expect_error(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_SENDRECV, 1, HCOMM_FLOAT32, &name),
                HCOMM_ERR_INVALID_ARGUMENT, "point to point has no algorithm");
   expect_error(hcomm_comm_query_algorithm(comm_, HCOMM_COLL_ALLREDUCE, 1, static_cast<hcomm_dtype_t>(12), &name),

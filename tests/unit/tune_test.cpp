@@ -84,7 +84,8 @@ TEST(Tune, RulesAndSizesReadBackAsWritten) {
   EXPECT_EQ(algorithm::bytes_text(uint64_t{3} << 30), "3G");
   EXPECT_EQ(algorithm::bytes_text(UINT64_MAX), "inf");
   for (const char* text : {"allreduce:0-64K:@recursive_doubling", "broadcast:@binomial", "alltoallv:7-5000:@bruck",
-                           "reduce_scatter_v:1M-inf:@ring", "barrier:0-1:@dissemination"}) {
+                           "reduce_scatter_v:1M-inf:@ring", "barrier:0-1:@dissemination",
+                           "scan:0-64K:@recursive_doubling", "exscan:@ring"}) {
     auto rules = parse_tune(text);
     ASSERT_EQ(rules.size(), 1u);
     EXPECT_EQ(rules[0].text(), text);

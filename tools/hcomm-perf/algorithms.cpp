@@ -22,6 +22,8 @@ constexpr std::pair<std::string_view, hcomm_coll_t> kColls[] = {
     {"allgatherv", HCOMM_COLL_ALLGATHERV},
     {"reduce_scatter_v", HCOMM_COLL_REDUCE_SCATTER_V},
     {"alltoallv", HCOMM_COLL_ALLTOALLV},
+    {"scan", HCOMM_COLL_SCAN},
+    {"exscan", HCOMM_COLL_EXSCAN},
 };
 
 }  // namespace

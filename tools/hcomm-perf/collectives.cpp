@@ -25,6 +25,10 @@ size_t block_of(size_t count, int rank) { return count * static_cast<size_t>(ran
 Layout same_buffer(const DataSpec&, size_t count, bool in_place) {
   return {.input = count, .buffer = count, .in_place = in_place, .result = count};
 }
+// Rank 0 receives nothing: its receive buffer holds the input when in place.
+Layout exscan_layout(const DataSpec& s, size_t count, bool in_place) {
+  return {.input = count, .buffer = count, .in_place = in_place, .result = s.rank == 0 ? 0 : count};
+}
 // Only the root receives, and only the root's call can be in place.
 Layout reduce_layout(const DataSpec& s, size_t count, bool in_place) {
   if (s.rank != s.root) return {.input = count};
@@ -152,6 +156,16 @@ hcomm_result_t scatter(const CallArgs& a) {
 hcomm_result_t iscatter(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_iscatter(a.send, a.recv, a.count, a.dtype, a.root, a.comm, request);
 }
+hcomm_result_t scan(const CallArgs& a) { return hcomm_scan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, nullptr); }
+hcomm_result_t iscan(const CallArgs& a, hcomm_request_t* request) {
+  return hcomm_iscan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, request);
+}
+hcomm_result_t exscan(const CallArgs& a) {
+  return hcomm_exscan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, nullptr);
+}
+hcomm_result_t iexscan(const CallArgs& a, hcomm_request_t* request) {
+  return hcomm_iexscan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, request);
+}
 hcomm_result_t barrier(const CallArgs& a) { return hcomm_barrier(a.comm, nullptr); }
 hcomm_result_t ibarrier(const CallArgs& a, hcomm_request_t* request) { return hcomm_ibarrier(a.comm, request); }
 
@@ -277,6 +291,30 @@ const std::array kCollectives = {
                .layout = scatter_layout,
                .call = scatter,
                .start = iscatter},
+    Collective{.name = "scan",
+               .call_name = "hcomm_scan",
+               .start_name = "hcomm_iscan",
+               .uses_op = true,
+               .uses_root = false,
+               .bytes_moved = payload_bytes,
+               .bus_factor = one,
+               .fill = fill_scan,
+               .layout = same_buffer,
+               .call = scan,
+               .start = iscan,
+               .rank_order = true},
+    Collective{.name = "exscan",
+               .call_name = "hcomm_exscan",
+               .start_name = "hcomm_iexscan",
+               .uses_op = true,
+               .uses_root = false,
+               .bytes_moved = payload_bytes,
+               .bus_factor = one,
+               .fill = fill_exscan,
+               .layout = exscan_layout,
+               .call = exscan,
+               .start = iexscan,
+               .rank_order = true},
     Collective{.name = "barrier",
                .call_name = "hcomm_barrier",
                .start_name = "hcomm_ibarrier",

@@ -57,6 +57,8 @@ struct Collective {
   Layout (*layout)(const DataSpec& spec, size_t count, bool in_place);
   hcomm_result_t (*call)(const CallArgs& args);
   hcomm_result_t (*start)(const CallArgs& args, hcomm_request_t* request);
+  // Reduces in rank order (scan, exscan): every op but AVG.
+  bool rank_order = false;
 
   bool uses_data() const { return fill != nullptr; }
 };

@@ -70,6 +70,9 @@ void settle(const Communicator& comm, int ms) {
 
 // Every rank runs the same sweep; only rank 0 prints. Returns the exit status.
 int sweep(const Options& options, const Collective& collective, Communicator& comm) {
+  if (collective.rank_order && options.op == HCOMM_AVG)
+    return refuse(comm, "-o avg: " + std::string(collective.name) +
+                            " reduces in rank order, where AVG has no one divisor; use sum, prod, min or max");
   if (collective.uses_root && options.root >= comm.size())
     return refuse(comm, "--root " + std::to_string(options.root) + ": this job has " + std::to_string(comm.size()) +
                             " ranks (use 0 to " + std::to_string(comm.size() - 1) + ")");

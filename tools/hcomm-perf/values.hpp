@@ -23,6 +23,8 @@
 //     = 2^t(i) with t(i) = min(n, i mod (P + 1)), P the largest exponent the
 //     dtype holds (int8 6, uint8 7, float16 15, ..., capped at 62). Partial
 //     products never exceed the result.
+// Prefix reductions (scan, exscan) reduce the inputs of ranks 0..k, which
+// these bounds keep exact as they keep the whole reduction.
 // Collectives that move data without reducing it (broadcast, allgather(v),
 // alltoall(v), gather, scatter): element i of a block is
 // lo + ((i * stride + key) mod span) over the dtype's whole range [lo, E],
@@ -191,6 +193,29 @@ class ReductionValues {
     return a(i) + b(s);
   }
 
+  // The reduction of the inputs of ranks 0..last, serially (AVG: their sum).
+  int64_t prefix(int last, size_t i) const {
+    int64_t acc = input(0, i);
+    for (int r = 1; r <= last; ++r) {
+      const int64_t x = input(r, i);
+      switch (op_) {
+        case HCOMM_PROD:
+          acc *= x;
+          break;
+        case HCOMM_MIN:
+          acc = std::min(acc, x);
+          break;
+        case HCOMM_MAX:
+          acc = std::max(acc, x);
+          break;
+        default:  // SUM, AVG
+          acc += x;
+          break;
+      }
+    }
+    return acc;
+  }
+
   int64_t expected(size_t i) const {
     switch (op_) {
       case HCOMM_SUM:
@@ -307,6 +332,20 @@ inline void write_reduction_result(const DataSpec& spec, void* expected, size_t 
 inline void fill_reduction(const DataSpec& spec, void* input, void* expected, size_t count) {
   write_reduction_input(spec, input, count);
   write_reduction_result(spec, expected, 0, count);
+}
+
+// scan: the reduction of ranks 0..rank; exscan: of ranks 0..rank-1, and
+// rank 0 receives nothing.
+inline void fill_scan(const DataSpec& spec, void* input, void* expected, size_t count) {
+  write_reduction_input(spec, input, count);
+  const ReductionValues values(spec.dtype, spec.op, spec.nranks);
+  write_values(spec.dtype, expected, count, [&](size_t i) { return values.prefix(spec.rank, i); });
+}
+inline void fill_exscan(const DataSpec& spec, void* input, void* expected, size_t count) {
+  write_reduction_input(spec, input, count);
+  if (spec.rank == 0) return;
+  const ReductionValues values(spec.dtype, spec.op, spec.nranks);
+  write_values(spec.dtype, expected, count, [&](size_t i) { return values.prefix(spec.rank - 1, i); });
 }
 
 // reduce: as fill_reduction, but only the root receives.

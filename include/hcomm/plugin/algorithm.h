@@ -33,6 +33,11 @@ extern "C" {
  *   alltoallv: SEND block r of send_counts[r] at send_displs[r] goes to rank
  *     r; RECV block r of recv_counts[r] at recv_displs[r] came from rank r.
  *     count is 0.
+ *   scan, exscan: SEND and RECV hold count; RECV gets the reduction of ranks
+ *     0..rank (scan) or 0..rank-1 (exscan; rank 0 has no RECV: a schedule
+ *     there must not name it). Their reductions keep rank order: the left
+ *     operand of each (src of REDUCE and RECV_REDUCE, whose received data is
+ *     the right operand) reduces ranks just below those of the right one.
  * in_place: this rank's input already lies where its output goes, and SEND
  * resolves to that place (allgather: RECV block rank; reduce_scatter: SEND is
  * the whole input in RECV's buffer, RECV its block; gather at the root: RECV

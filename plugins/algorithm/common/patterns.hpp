@@ -92,4 +92,33 @@ class Dissemination {
   int rank_;
 };
 
+// Recursive doubling without a fold, as prefix reductions use it (MPICH's
+// scan): in round k rank r meets r XOR 2^k where that is a rank, the
+// aligned group of 2^k ranks beside its own, so that after round k it has
+// heard from its aligned group of 2^(k+1) ranks (cut at n). ceil(log2 n)
+// rounds; a rank sits out those whose partner lies past the last rank.
+class PrefixDoubling {
+ public:
+  PrefixDoubling(int nranks, int rank) : nranks_(nranks), rank_(rank) {}
+
+  int rounds() const { return ceil_log2(nranks_); }
+  // The partner in round k, or -1 where there is none.
+  int partner(int round) const { return partner_of(rank_, round); }
+  // Whether `rank` meets a partner in a round after `round`.
+  bool meets_after(int rank, int round) const {
+    for (int k = round + 1; k < rounds(); ++k)
+      if (partner_of(rank, k) >= 0) return true;
+    return false;
+  }
+
+ private:
+  int partner_of(int rank, int round) const {
+    const int64_t p = int64_t{rank} ^ (int64_t{1} << round);
+    return p < nranks_ ? static_cast<int>(p) : -1;
+  }
+
+  int nranks_;
+  int rank_;
+};
+
 }  // namespace hcomm::algo

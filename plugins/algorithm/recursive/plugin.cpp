@@ -12,6 +12,7 @@ extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* h
   using namespace hcomm::algo;
   static const hcomm_algorithm_desc_t* const algorithms[] = {
       &kRecursiveDoublingAllreduce,   &kRecursiveDoublingAllgather,    &kHalvingDoublingAllreduce,
-      &kHalvingDoublingReduceScatter, &kHalvingDoublingReduceScatterV, &kDisseminationBarrier};
+      &kHalvingDoublingReduceScatter, &kHalvingDoublingReduceScatterV, &kDisseminationBarrier,
+      &kRecursiveDoublingScan,        &kRecursiveDoublingExscan};
   return plugin_header("recursive", HCOMM_ALGORITHM_VERSION, algorithms, std::size(algorithms));
 }

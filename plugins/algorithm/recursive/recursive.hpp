@@ -16,6 +16,8 @@ extern const hcomm_algorithm_desc_t kHalvingDoublingAllreduce;
 extern const hcomm_algorithm_desc_t kHalvingDoublingReduceScatter;
 extern const hcomm_algorithm_desc_t kHalvingDoublingReduceScatterV;
 extern const hcomm_algorithm_desc_t kDisseminationBarrier;
+extern const hcomm_algorithm_desc_t kRecursiveDoublingScan;
+extern const hcomm_algorithm_desc_t kRecursiveDoublingExscan;
 
 
 }  // namespace hcomm::algo

@@ -11,8 +11,8 @@
 extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* hcomm_plugin_v1(void) {
   using namespace hcomm::algo;
   static const hcomm_algorithm_desc_t* const algorithms[] = {
-      &kRingAllreduce,      &kRingAllgather, &kRingAllgatherv, &kRingReduceScatter,
-      &kRingReduceScatterV, &kRingBroadcast, &kRingReduce,
+      &kRingAllreduce, &kRingAllgather, &kRingAllgatherv, &kRingReduceScatter, &kRingReduceScatterV,
+      &kRingBroadcast, &kRingReduce,    &kRingScan,       &kRingExscan,
   };
   return plugin_header("ring", HCOMM_ALGORITHM_VERSION, algorithms, std::size(algorithms));
 }

@@ -16,6 +16,8 @@ extern const hcomm_algorithm_desc_t kRingReduceScatter;
 extern const hcomm_algorithm_desc_t kRingReduceScatterV;
 extern const hcomm_algorithm_desc_t kRingBroadcast;
 extern const hcomm_algorithm_desc_t kRingReduce;
+extern const hcomm_algorithm_desc_t kRingScan;
+extern const hcomm_algorithm_desc_t kRingExscan;
 
 // Ring transfers are matched by their step number, which must stay below
 // 2^24: with n - 1 steps per pass around the ring, one pass serves up to 2^24
