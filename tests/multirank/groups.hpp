@@ -27,4 +27,9 @@ void test_split_share(Job& job);
 // hcomm_comm_create_group (split_share.cpp).
 void test_create_group(Job& job);
 
+// User ops (hcomm_op_create) in every reducing collective over `counts`
+// (and, unless 0, a `large` count), an op destroyed while in flight, and
+// bad op arguments.
+void test_user_ops(Job& job, const std::vector<size_t>& counts, size_t large);
+
 }  // namespace hcomm::test

@@ -2,7 +2,9 @@
 // against the serial reference over communicator sizes 1 to 9, 11, 16 and 17,
 // counts 0, 1, 7, 37 (1100 on a few sizes), every root on small
 // communicators, in place and not, four chunkings, int64 and float32 data
-// (int64 sum, max, avg and prod, float32 sum for reductions) and four views
+// (int64 sum, max, avg and prod, float32 sum for reductions; 12-byte records
+// with a commutative user op, and, where the algorithm keeps rank order for
+// the collective, with one that does not commute) and four views
 // of the communicator (plain, mapped with a large and a tiny window, windows
 // without peer buffers). One test per (plugin, algorithm, collective); an
 // algorithm may decline a case, but not all of them.
@@ -12,6 +14,7 @@
 
 #include "algorithm_plugins.hpp"
 #include "algorithm_run.hpp"
+#include "algorithm_values.hpp"
 
 namespace hcomm::algotest {
 namespace {
@@ -30,7 +33,18 @@ const Workload kReductions[] = {{HCOMM_INT64, HCOMM_SUM},
                                 {HCOMM_INT64, HCOMM_AVG},
                                 {HCOMM_INT64, HCOMM_PROD},
                                 {HCOMM_FLOAT32, HCOMM_SUM}};
-const Workload kMoves[] = {{HCOMM_INT64, HCOMM_SUM}, {HCOMM_FLOAT32, HCOMM_SUM}};
+const Workload kMoves[] = {{HCOMM_INT64, HCOMM_SUM}, {HCOMM_FLOAT32, HCOMM_SUM}, {kRecordDtype, HCOMM_SUM}};
+
+// The reductions an algorithm runs for its collective: the built-in ones
+// and records (opaque 12-byte elements, cut only whole) with a commutative
+// user op; with one that does not commute where it keeps rank order.
+std::vector<Workload> reductions(const AlgorithmEntry& entry) {
+  std::vector<Workload> out(std::begin(kReductions), std::end(kReductions));
+  out.push_back({kRecordDtype, HCOMM_OP_USER_COMMUTATIVE});
+  if (keeps_rank_order(*entry.desc, entry.coll))
+    out.push_back({kRecordDtype, HCOMM_OP_USER_ORDERED});
+  return out;
+}
 
 std::vector<int> roots(const CollTraits& t, int n) {
   if (!t.rooted) return {0};
@@ -52,6 +66,7 @@ std::vector<uint64_t> counts(const CollTraits& t, int n) {
 std::vector<Case> cases(const AlgorithmEntry& entry) {
   const CollTraits& t = *coll_traits(entry.coll);
   const std::vector<bool> in_place = t.in_place == InPlace::kNone ? std::vector<bool>{false} : std::vector{false, true};
+  const std::vector<Workload> reducing = reductions(entry);
   std::vector<Case> out;
   for (int n : kRankCounts) {
     if (n < entry.desc->min_ranks || n > entry.desc->max_ranks) continue;
@@ -61,7 +76,7 @@ std::vector<Case> cases(const AlgorithmEntry& entry) {
           for (const Chunking& chunking : kChunkings) {
             const uint32_t index = static_cast<uint32_t>(out.size());
             const Workload w =
-                t.reduces ? kReductions[index % std::size(kReductions)] : kMoves[index % std::size(kMoves)];
+                t.reduces ? reducing[index % reducing.size()] : kMoves[index % std::size(kMoves)];
             out.push_back({.coll = entry.coll,
                            .nranks = n,
                            .count = count,
