@@ -63,6 +63,8 @@ std::vector<std::string> provided_algorithms() {
   return names;
 }
 
+}  // namespace
+
 // The algorithms the communicator accepts for `coll`; the choice goes back to
 // the selector afterwards.
 std::vector<std::string> algorithms_serving(Job& job, hcomm_coll_t coll, std::string_view coll_name) {
@@ -77,6 +79,8 @@ std::vector<std::string> algorithms_serving(Job& job, hcomm_coll_t coll, std::st
   job.check(hcomm_comm_force_algorithm(job.comm, coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
   return serving;
 }
+
+namespace {
 
 // The algorithm the selector runs for a case: the forced one, unless it
 // does not serve the call; empty when none does (the call then fails).

@@ -275,36 +275,13 @@ void run(Job& job, const Call& c) {
   verify(job, c, p);
 }
 
-// The algorithms the communicator takes for `coll` (empty: the selector's).
-std::vector<std::string> algorithms_for(Job& job, hcomm_coll_t coll) {
-  std::vector<std::string> out;
-  for (int i = 0; i < hcomm_plugin_count(); ++i) {
-    hcomm_plugin_desc_t d;
-    if (hcomm_plugin_get(i, &d) != HCOMM_SUCCESS || d.status != HCOMM_SUCCESS || !d.provides ||
-        std::strcmp(d.kind, "algorithm") != 0)
-      continue;
-    std::string rest = d.provides;
-    for (size_t at = 0; at <= rest.size();) {
-      size_t comma = rest.find(',', at);
-      if (comma == std::string::npos) comma = rest.size();
-      std::string name = rest.substr(at, comma - at);
-      name.erase(0, name.find_first_not_of(' '));
-      at = comma + 1;
-      if (name.empty() || std::find(out.begin(), out.end(), name) != out.end()) continue;
-      if (hcomm_comm_force_algorithm(job.comm, coll, name.c_str()) == HCOMM_SUCCESS) out.push_back(name);
-    }
-  }
-  job.check(hcomm_comm_force_algorithm(job.comm, coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
-  return out;
-}
-
 constexpr hcomm_coll_t kColls[] = {HCOMM_COLL_ALLREDUCE, HCOMM_COLL_REDUCE, HCOMM_COLL_REDUCE_SCATTER,
                                    HCOMM_COLL_REDUCE_SCATTER_V};
 
 void test_collectives(Job& job, const std::vector<size_t>& counts, size_t large, const hcomm_op_t (&ops)[3]) {
   const int n = job.ranks.size;
   for (hcomm_coll_t coll : kColls) {
-    std::vector<std::string> algorithms = algorithms_for(job, coll);
+    std::vector<std::string> algorithms = algorithms_serving(job, coll, coll_name(coll));
     algorithms.insert(algorithms.begin(), "");
     size_t cases = 0;
     int k = 0;
