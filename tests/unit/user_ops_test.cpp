@@ -209,4 +209,31 @@ TEST_F(UserOps, TwoRanksCombineInRankOrder) {
   });
 }
 
+// Opaque elements travel whole where nothing reduces them: a send and
+// receive of 12-byte records, and an allgather of them.
+TEST_F(UserOps, OpaqueElementsMoveWhole) {
+  on_two_ranks([](hcomm_comm_t comm, int rank) {
+    struct Record {
+      uint32_t a, b, c;
+    };
+    const hcomm_dtype_t t = HCOMM_DTYPE_OPAQUE(sizeof(Record));
+    std::vector<Record> mine(5), theirs(5), all(10);
+    for (uint32_t i = 0; i < 5; ++i) mine[i] = {static_cast<uint32_t>(rank), i, i * 7 + 1};
+    const int peer = 1 - rank;
+    hcomm_request_t request = nullptr;
+    ASSERT_EQ(hcomm_irecv(theirs.data(), 5, t, peer, 3, comm, &request), HCOMM_SUCCESS) << hcomm_get_last_error();
+    ASSERT_EQ(hcomm_send(mine.data(), 5, t, peer, 3, comm, nullptr), HCOMM_SUCCESS) << hcomm_get_last_error();
+    ASSERT_EQ(hcomm_wait(request), HCOMM_SUCCESS) << hcomm_get_last_error();
+    ASSERT_EQ(hcomm_allgather(mine.data(), all.data(), 5, t, comm, nullptr), HCOMM_SUCCESS) << hcomm_get_last_error();
+    for (uint32_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(theirs[i].a, static_cast<uint32_t>(peer));
+      EXPECT_EQ(theirs[i].c, i * 7 + 1);
+      for (uint32_t r = 0; r < 2; ++r) {
+        EXPECT_EQ(all[r * 5 + i].a, r);
+        EXPECT_EQ(all[r * 5 + i].b, i);
+      }
+    }
+  });
+}
+
 }  // namespace
