@@ -81,11 +81,6 @@ void elementwise(const void* in, void* inout, size_t count) {
   for (size_t i = 0; i < count; ++i, x += sizeof(T), y += sizeof(T)) store(y, F{}(load<T>(x), load<T>(y)));
 }
 
-// Integers wrap: computed in 64-bit unsigned arithmetic, which is defined
-// for every width and sign, then cut to T.
-template <class T>
-constexpr bool kIntegral = std::is_integral_v<T>;
-
 struct Max {
   template <class T>
   T operator()(T a, T b) const {
@@ -98,10 +93,12 @@ struct Min {
     return a < b ? a : b;
   }
 };
+// Integers wrap: computed in 64-bit unsigned arithmetic, which is defined
+// for every width and sign, then cut to T.
 struct Sum {
   template <class T>
   T operator()(T a, T b) const {
-    if constexpr (kIntegral<T>)
+    if constexpr (std::is_integral_v<T>)
       return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
     else
       return a + b;
@@ -110,7 +107,7 @@ struct Sum {
 struct Prod {
   template <class T>
   T operator()(T a, T b) const {
-    if constexpr (kIntegral<T>)
+    if constexpr (std::is_integral_v<T>)
       return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
     else
       return a * b;
@@ -264,31 +261,29 @@ Scalar scalar_of(MPI_Datatype t) {
   return it == table.end() ? Scalar::kNone : it->second;
 }
 
+// MAX, MIN, SUM and PROD, on integers and floating point.
 template <class T>
-Kernel integer_kernel(MPI_Op op) {
+Kernel numeric_kernel(MPI_Op op) {
   switch (op) {
     case MPI_MAX: return elementwise<T, Max>;
     case MPI_MIN: return elementwise<T, Min>;
     case MPI_SUM: return elementwise<T, Sum>;
     case MPI_PROD: return elementwise<T, Prod>;
+    default: return nullptr;
+  }
+}
+
+// Integers take the logical and bitwise ops too.
+template <class T>
+Kernel integer_kernel(MPI_Op op) {
+  switch (op) {
     case MPI_LAND: return elementwise<T, Land>;
     case MPI_LOR: return elementwise<T, Lor>;
     case MPI_LXOR: return elementwise<T, Lxor>;
     case MPI_BAND: return elementwise<T, Band>;
     case MPI_BOR: return elementwise<T, Bor>;
     case MPI_BXOR: return elementwise<T, Bxor>;
-    default: return nullptr;
-  }
-}
-
-template <class T>
-Kernel floating_kernel(MPI_Op op) {
-  switch (op) {
-    case MPI_MAX: return elementwise<T, Max>;
-    case MPI_MIN: return elementwise<T, Min>;
-    case MPI_SUM: return elementwise<T, Sum>;
-    case MPI_PROD: return elementwise<T, Prod>;
-    default: return nullptr;
+    default: return numeric_kernel<T>(op);
   }
 }
 
@@ -320,14 +315,14 @@ Kernel kernel_of(Scalar s, MPI_Op op) {
     case Scalar::kU32: return integer_kernel<uint32_t>(op);
     case Scalar::kI64: return integer_kernel<int64_t>(op);
     case Scalar::kU64: return integer_kernel<uint64_t>(op);
-    case Scalar::kFloat: return floating_kernel<float>(op);
-    case Scalar::kDouble: return floating_kernel<double>(op);
-    case Scalar::kLongDouble: return floating_kernel<long double>(op);
+    case Scalar::kFloat: return numeric_kernel<float>(op);
+    case Scalar::kDouble: return numeric_kernel<double>(op);
+    case Scalar::kLongDouble: return numeric_kernel<long double>(op);
     case Scalar::kFloatComplex: return complex_kernel<std::complex<float>>(op);
     case Scalar::kDoubleComplex: return complex_kernel<std::complex<double>>(op);
     case Scalar::kLongDoubleComplex: return complex_kernel<std::complex<long double>>(op);
 #ifdef __SIZEOF_FLOAT128__
-    case Scalar::kQuad: return floating_kernel<Quad>(op);
+    case Scalar::kQuad: return numeric_kernel<Quad>(op);
     case Scalar::kQuadComplex: return complex_kernel<QuadComplex>(op);
 #endif
     case Scalar::kBool: return logical_kernel<uint8_t>(op);
