@@ -120,6 +120,9 @@ void cuda_check(Job& job, cudaError_t e, const char* what) {
   if (e != cudaSuccess) job.fatal(std::string(what) + ": " + cudaGetErrorString(e), HCOMM_ERR_SYSTEM);
 }
 
+// A user op's function, which a call on device buffers must never reach.
+void never_called(const void*, void*, size_t, hcomm_dtype_t, void*) { std::abort(); }
+
 // The case's call on device copies of its buffers; the results come back to
 // the host buffers for the checks. Returns the call's status.
 hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& test, Setup& s,
@@ -290,6 +293,19 @@ void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
     if (rc != HCOMM_ERR_UNSUPPORTED || request)
       job.fail(describe(c, test) + " on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
                hcomm_result_string(rc));
+    // A user op on device buffers, blocking: refused too (user ops run on the host).
+    if (test.reduces) {
+      Case u = c;
+      u.nonblocking = false;
+      Setup us;
+      test.prepare(u, job.ranks, us);
+      job.check(hcomm_op_create(never_called, nullptr, 1, &u.op), "hcomm_op_create");
+      const hcomm_result_t user_rc = call_on_device(job, u, test, us, nullptr);
+      job.check(hcomm_op_destroy(u.op), "hcomm_op_destroy");
+      if (user_rc != HCOMM_ERR_UNSUPPORTED)
+        job.fail(std::string(test.name) + " with a user op on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
+                 hcomm_result_string(user_rc));
+    }
   }
 #endif
   job.summary(std::string(g_device_memory ? "device memory: " : "") + std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
