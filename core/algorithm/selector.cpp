@@ -137,8 +137,7 @@ std::vector<const hcomm_algorithm_desc_t*> Selector::ordered_candidates(const hc
   for (const auto* a : algorithms_) {
     const bool ordered = a->size >= offsetof(hcomm_algorithm_desc_t, ordered_colls) + sizeof a->ordered_colls &&
                          (a->ordered_colls & a->colls & (1u << args.coll));
-    if (!ordered ||
-        !(a->mem_kinds & args.mem_kind) || view_.nranks < a->min_ranks || view_.nranks > a->max_ranks ||
+    if (!ordered || !(a->mem_kinds & args.mem_kind) || view_.nranks < a->min_ranks || view_.nranks > a->max_ranks ||
         bytes < a->min_bytes || bytes > a->max_bytes)
       continue;
     const double cost = a->cost ? a->cost(&args, &view_) : 0.0;

@@ -24,7 +24,8 @@ HCOMM_API hcomm_result_t hcomm_op_create(hcomm_user_op_fn fn, void* user_data, i
 HCOMM_API hcomm_result_t hcomm_op_destroy(hcomm_op_t op) {
   return c_boundary([&] {
     HCOMM_ARG_CHECK(!(static_cast<unsigned>(op) < HCOMM_NUM_OPS),
-                    "hcomm_op_destroy: op %s is built in; only ops that hcomm_op_create made are destroyed", op_name(op));
+                    "hcomm_op_destroy: op %s is built in; only ops that hcomm_op_create made are destroyed",
+                    op_name(op));
     HCOMM_ARG_CHECK(device::unregister_op(op),
                     "hcomm_op_destroy: op %d is no live user op (never made by hcomm_op_create, or destroyed already)",
                     static_cast<int>(op));

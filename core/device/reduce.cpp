@@ -157,8 +157,7 @@ void reduce(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const 
   reduce_with(best_kernels(), dtype, op, dst, a, b, count, avg_divisor, stores);
 }
 
-void reduce(const Reduction& r, void* dst, const void* a, const void* b, size_t count, int avg_divisor,
-            Stores stores) {
+void reduce(const Reduction& r, void* dst, const void* a, const void* b, size_t count, int avg_divisor, Stores stores) {
   if (r.user) return reduce_user(*r.user, r.dtype, r.elem_bytes, dst, a, b, count);
   reduce(r.dtype, r.op, dst, a, b, count, avg_divisor, stores);
 }

@@ -225,8 +225,7 @@ void MappedCall::load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint
 }
 
 void MappedCall::load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offset, uint8_t* dst, const uint8_t* src,
-                             uint64_t bytes, const device::Reduction& reduction, int divisor,
-                             device::Stores stores) {
+                             uint64_t bytes, const device::Reduction& reduction, int divisor, device::Stores stores) {
   const Span s = remote(peer, src2, offset, bytes);
   const uint64_t es = reduction.elem_bytes;
   for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, es,

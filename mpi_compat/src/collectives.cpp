@@ -154,9 +154,8 @@ void allreduce(const Comm& c, Request& r, const void* send, void* recv, int coun
     recv = staged(r, r.packed_out, recv, type, whole(count), in_place(send), true);
     from = in_place(send) ? recv : staged(r, r.packed_in, send, type, whole(count), true, false);
   }
-  issue(r.hcomm, "hcomm_iallreduce", [&](hcomm_request_t* h) {
-    return hcomm_iallreduce(from, recv, count * red.scale, red.dtype, red.op, c.h, h);
-  });
+  issue(r.hcomm, "hcomm_iallreduce",
+        [&](hcomm_request_t* h) { return hcomm_iallreduce(from, recv, count * red.scale, red.dtype, red.op, c.h, h); });
   keep_until_done(r, red.keep);
 }
 

@@ -189,11 +189,32 @@ void locate(const void* in, void* inout, size_t count) {
 // Which C type a basic type's elements are, for the kernels.
 enum class Scalar {
   kNone,
-  kI8, kU8, kI16, kU16, kI32, kU32, kI64, kU64,
-  kFloat, kDouble, kLongDouble, kQuad,
-  kFloatComplex, kDoubleComplex, kLongDoubleComplex, kQuadComplex,
-  kBool, kLogical,  // C's bool (one byte), Fortran's LOGICAL (an int)
-  kFloatInt, kDoubleInt, kLongInt, kShortInt, kIntInt, kLongDoubleInt, kFloatFloat, kDoubleDouble,
+  kI8,
+  kU8,
+  kI16,
+  kU16,
+  kI32,
+  kU32,
+  kI64,
+  kU64,
+  kFloat,
+  kDouble,
+  kLongDouble,
+  kQuad,
+  kFloatComplex,
+  kDoubleComplex,
+  kLongDoubleComplex,
+  kQuadComplex,
+  kBool,
+  kLogical,  // C's bool (one byte), Fortran's LOGICAL (an int)
+  kFloatInt,
+  kDoubleInt,
+  kLongInt,
+  kShortInt,
+  kIntInt,
+  kLongDoubleInt,
+  kFloatFloat,
+  kDoubleDouble,
 };
 
 Scalar scalar_of(MPI_Datatype t) {
@@ -265,11 +286,16 @@ Scalar scalar_of(MPI_Datatype t) {
 template <class T>
 Kernel numeric_kernel(MPI_Op op) {
   switch (op) {
-    case MPI_MAX: return elementwise<T, Max>;
-    case MPI_MIN: return elementwise<T, Min>;
-    case MPI_SUM: return elementwise<T, Sum>;
-    case MPI_PROD: return elementwise<T, Prod>;
-    default: return nullptr;
+    case MPI_MAX:
+      return elementwise<T, Max>;
+    case MPI_MIN:
+      return elementwise<T, Min>;
+    case MPI_SUM:
+      return elementwise<T, Sum>;
+    case MPI_PROD:
+      return elementwise<T, Prod>;
+    default:
+      return nullptr;
   }
 }
 
@@ -277,13 +303,20 @@ Kernel numeric_kernel(MPI_Op op) {
 template <class T>
 Kernel integer_kernel(MPI_Op op) {
   switch (op) {
-    case MPI_LAND: return elementwise<T, Land>;
-    case MPI_LOR: return elementwise<T, Lor>;
-    case MPI_LXOR: return elementwise<T, Lxor>;
-    case MPI_BAND: return elementwise<T, Band>;
-    case MPI_BOR: return elementwise<T, Bor>;
-    case MPI_BXOR: return elementwise<T, Bxor>;
-    default: return numeric_kernel<T>(op);
+    case MPI_LAND:
+      return elementwise<T, Land>;
+    case MPI_LOR:
+      return elementwise<T, Lor>;
+    case MPI_LXOR:
+      return elementwise<T, Lxor>;
+    case MPI_BAND:
+      return elementwise<T, Band>;
+    case MPI_BOR:
+      return elementwise<T, Bor>;
+    case MPI_BXOR:
+      return elementwise<T, Bxor>;
+    default:
+      return numeric_kernel<T>(op);
   }
 }
 
@@ -295,7 +328,10 @@ Kernel complex_kernel(MPI_Op op) {
 // Logical ops on a logical type's bytes as an unsigned integer: nonzero is true, the result 0 or 1.
 template <class T>
 Kernel logical_kernel(MPI_Op op) {
-  return op == MPI_LAND ? elementwise<T, Land> : op == MPI_LOR ? elementwise<T, Lor> : op == MPI_LXOR ? elementwise<T, Lxor> : nullptr;
+  return op == MPI_LAND   ? elementwise<T, Land>
+         : op == MPI_LOR  ? elementwise<T, Lor>
+         : op == MPI_LXOR ? elementwise<T, Lxor>
+                          : nullptr;
 }
 
 template <class V, class I>
@@ -307,35 +343,62 @@ Kernel pair_kernel(MPI_Op op) {
 // has none (MPI defines none there, or this build lacks quad precision).
 Kernel kernel_of(Scalar s, MPI_Op op) {
   switch (s) {
-    case Scalar::kI8: return integer_kernel<int8_t>(op);
-    case Scalar::kU8: return integer_kernel<uint8_t>(op);
-    case Scalar::kI16: return integer_kernel<int16_t>(op);
-    case Scalar::kU16: return integer_kernel<uint16_t>(op);
-    case Scalar::kI32: return integer_kernel<int32_t>(op);
-    case Scalar::kU32: return integer_kernel<uint32_t>(op);
-    case Scalar::kI64: return integer_kernel<int64_t>(op);
-    case Scalar::kU64: return integer_kernel<uint64_t>(op);
-    case Scalar::kFloat: return numeric_kernel<float>(op);
-    case Scalar::kDouble: return numeric_kernel<double>(op);
-    case Scalar::kLongDouble: return numeric_kernel<long double>(op);
-    case Scalar::kFloatComplex: return complex_kernel<std::complex<float>>(op);
-    case Scalar::kDoubleComplex: return complex_kernel<std::complex<double>>(op);
-    case Scalar::kLongDoubleComplex: return complex_kernel<std::complex<long double>>(op);
+    case Scalar::kI8:
+      return integer_kernel<int8_t>(op);
+    case Scalar::kU8:
+      return integer_kernel<uint8_t>(op);
+    case Scalar::kI16:
+      return integer_kernel<int16_t>(op);
+    case Scalar::kU16:
+      return integer_kernel<uint16_t>(op);
+    case Scalar::kI32:
+      return integer_kernel<int32_t>(op);
+    case Scalar::kU32:
+      return integer_kernel<uint32_t>(op);
+    case Scalar::kI64:
+      return integer_kernel<int64_t>(op);
+    case Scalar::kU64:
+      return integer_kernel<uint64_t>(op);
+    case Scalar::kFloat:
+      return numeric_kernel<float>(op);
+    case Scalar::kDouble:
+      return numeric_kernel<double>(op);
+    case Scalar::kLongDouble:
+      return numeric_kernel<long double>(op);
+    case Scalar::kFloatComplex:
+      return complex_kernel<std::complex<float>>(op);
+    case Scalar::kDoubleComplex:
+      return complex_kernel<std::complex<double>>(op);
+    case Scalar::kLongDoubleComplex:
+      return complex_kernel<std::complex<long double>>(op);
 #ifdef __SIZEOF_FLOAT128__
-    case Scalar::kQuad: return numeric_kernel<Quad>(op);
-    case Scalar::kQuadComplex: return complex_kernel<QuadComplex>(op);
+    case Scalar::kQuad:
+      return numeric_kernel<Quad>(op);
+    case Scalar::kQuadComplex:
+      return complex_kernel<QuadComplex>(op);
 #endif
-    case Scalar::kBool: return logical_kernel<uint8_t>(op);
-    case Scalar::kLogical: return logical_kernel<uint32_t>(op);
-    case Scalar::kFloatInt: return pair_kernel<float, int>(op);
-    case Scalar::kDoubleInt: return pair_kernel<double, int>(op);
-    case Scalar::kLongInt: return pair_kernel<long, int>(op);
-    case Scalar::kShortInt: return pair_kernel<short, int>(op);
-    case Scalar::kIntInt: return pair_kernel<int, int>(op);
-    case Scalar::kLongDoubleInt: return pair_kernel<long double, int>(op);
-    case Scalar::kFloatFloat: return pair_kernel<float, float>(op);
-    case Scalar::kDoubleDouble: return pair_kernel<double, double>(op);
-    default: return nullptr;
+    case Scalar::kBool:
+      return logical_kernel<uint8_t>(op);
+    case Scalar::kLogical:
+      return logical_kernel<uint32_t>(op);
+    case Scalar::kFloatInt:
+      return pair_kernel<float, int>(op);
+    case Scalar::kDoubleInt:
+      return pair_kernel<double, int>(op);
+    case Scalar::kLongInt:
+      return pair_kernel<long, int>(op);
+    case Scalar::kShortInt:
+      return pair_kernel<short, int>(op);
+    case Scalar::kIntInt:
+      return pair_kernel<int, int>(op);
+    case Scalar::kLongDoubleInt:
+      return pair_kernel<long double, int>(op);
+    case Scalar::kFloatFloat:
+      return pair_kernel<float, float>(op);
+    case Scalar::kDoubleDouble:
+      return pair_kernel<double, double>(op);
+    default:
+      return nullptr;
   }
 }
 
@@ -386,7 +449,8 @@ struct Binding {
   LayoutPtr layout;
   bool packed;
   hcomm_op_t op = HCOMM_SUM;
-  Binding(MPI_User_function* f, MPI_Datatype t, LayoutPtr l, bool p) : fn(f), type(t), layout(std::move(l)), packed(p) {}
+  Binding(MPI_User_function* f, MPI_Datatype t, LayoutPtr l, bool p)
+      : fn(f), type(t), layout(std::move(l)), packed(p) {}
   Binding(const Binding&) = delete;
   Binding& operator=(const Binding&) = delete;
   ~Binding() {
@@ -399,7 +463,8 @@ void call_user(const Binding& b, void* in, void* inout, size_t count, size_t str
   MPI_Datatype type = b.type;
   for (size_t done = 0; done < count;) {
     int n = static_cast<int>(std::min<size_t>(count - done, INT_MAX));
-    b.fn(static_cast<unsigned char*>(in) + done * stride, static_cast<unsigned char*>(inout) + done * stride, &n, &type);
+    b.fn(static_cast<unsigned char*>(in) + done * stride, static_cast<unsigned char*>(inout) + done * stride, &n,
+         &type);
     done += static_cast<size_t>(n > 0 ? n : 1);
   }
 }
@@ -455,8 +520,10 @@ Reduction reduction_of(MPI_Datatype type, MPI_Op op) {
   const bool packed = !is_dense(type);
   if (t.size == 0) return {.dtype = HCOMM_UINT8, .op = o->hcomm == HCOMM_NUM_OPS ? HCOMM_SUM : o->hcomm, .scale = 0};
   if (l->basic == MPI_DATATYPE_NULL)
-    fail(MPI_ERR_OP, "%s on a derived datatype of several basic types: MPI defines predefined ops on derived types "
-         "of one basic type only", o->name);
+    fail(MPI_ERR_OP,
+         "%s on a derived datatype of several basic types: MPI defines predefined ops on derived types "
+         "of one basic type only",
+         o->name);
   const TypeInfo& b = type_of(l->basic);
   const char* of = l->basic == type ? "" : " (the basic type of the derived datatype)";
   if (!(o->categories & b.category))

@@ -399,7 +399,8 @@ std::vector<size_t> parse_counts(const char* text) {
 Options parse_options(int argc, char** argv) {
   Options o;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s COLLECTIVE|barrier|sendrecv|mixed|split|user_ops [--counts 0,1,7] [--large COUNT]\n",
+    std::fprintf(stderr,
+                 "usage: %s COLLECTIVE|barrier|sendrecv|mixed|split|user_ops [--counts 0,1,7] [--large COUNT]\n",
                  argv[0]);
     std::exit(2);
   }

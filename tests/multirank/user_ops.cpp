@@ -144,9 +144,9 @@ class Buffer {
     for (size_t e = 0; e < any_.size(); ++e)
       if (!any_[e] && std::memcmp(&bytes_[e * es_], &want_[e * es_], es_) != 0 && wrong++ == 0) first = e;
     if (!wrong) return "";
-    const std::string where = first == 0                  ? "the guard before the buffer"
+    const std::string where = first == 0                 ? "the guard before the buffer"
                               : first + 1 == any_.size() ? "the guard after the buffer"
-                                                          : "element " + std::to_string(first - 1);
+                                                         : "element " + std::to_string(first - 1);
     return std::to_string(wrong) + " elements wrong, the first " + where;
   }
 
@@ -306,13 +306,16 @@ void test_collectives(Job& job, const std::vector<size_t>& counts, size_t large,
     // Every root of a reduce, for the op that does not commute.
     if (coll == HCOMM_COLL_REDUCE)
       for (int root = 0; root < n; ++root, ++cases)
-        run(job, Call{.coll = coll, .kind = &kOps[0], .op = ops[0], .count = 7, .root = root, .in_place = root % 2 == 0});
+        run(job,
+            Call{.coll = coll, .kind = &kOps[0], .op = ops[0], .count = 7, .root = root, .in_place = root % 2 == 0});
     if (large && coll != HCOMM_COLL_REDUCE)
       for (size_t o = 0; o < 2; ++o, ++cases)
         run(job, Call{.coll = coll, .kind = &kOps[o], .op = ops[o], .count = large, .root = 0, .in_place = o == 1});
     job.check(hcomm_comm_force_algorithm(job.comm, coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
-    job.summary(std::string(coll_name(coll)) + " with user ops, under " + std::to_string(algorithms.size() - 1) + " forced algorithm(s) and the "
-                "selector's choice: " + std::to_string(cases) + " cases");
+    job.summary(std::string(coll_name(coll)) + " with user ops, under " + std::to_string(algorithms.size() - 1) +
+                " forced algorithm(s) and the "
+                "selector's choice: " +
+                std::to_string(cases) + " cases");
   }
 }
 
@@ -364,8 +367,7 @@ void test_bad_ops(Job& job) {
   expect(hcomm_allreduce(opaque, opaque_out, 1, HCOMM_DTYPE_OPAQUE(12), HCOMM_SUM, job.comm, nullptr),
          HCOMM_ERR_INVALID_ARGUMENT, "allreduce of an opaque dtype with HCOMM_SUM", "user op only");
   std::vector<size_t> counts(static_cast<size_t>(job.ranks.size), 1);
-  expect(hcomm_reduce_scatter_v(opaque, opaque_out, counts.data(), HCOMM_DTYPE_OPAQUE(0), HCOMM_SUM, job.comm,
-                                nullptr),
+  expect(hcomm_reduce_scatter_v(opaque, opaque_out, counts.data(), HCOMM_DTYPE_OPAQUE(0), HCOMM_SUM, job.comm, nullptr),
          HCOMM_ERR_INVALID_ARGUMENT, "reduce_scatter_v of HCOMM_DTYPE_OPAQUE(0)", "dtype");
   expect(hcomm_op_create(nullptr, nullptr, 1, &op), HCOMM_ERR_INVALID_ARGUMENT, "hcomm_op_create without fn",
          "fn is NULL");

@@ -41,8 +41,7 @@ const Workload kMoves[] = {{HCOMM_INT64, HCOMM_SUM}, {HCOMM_FLOAT32, HCOMM_SUM},
 std::vector<Workload> reductions(const AlgorithmEntry& entry) {
   std::vector<Workload> out(std::begin(kReductions), std::end(kReductions));
   out.push_back({kRecordDtype, HCOMM_OP_USER_COMMUTATIVE});
-  if (keeps_rank_order(*entry.desc, entry.coll))
-    out.push_back({kRecordDtype, HCOMM_OP_USER_ORDERED});
+  if (keeps_rank_order(*entry.desc, entry.coll)) out.push_back({kRecordDtype, HCOMM_OP_USER_ORDERED});
   return out;
 }
 
@@ -75,8 +74,7 @@ std::vector<Case> cases(const AlgorithmEntry& entry) {
         for (bool inplace : in_place)
           for (const Chunking& chunking : kChunkings) {
             const uint32_t index = static_cast<uint32_t>(out.size());
-            const Workload w =
-                t.reduces ? reducing[index % reducing.size()] : kMoves[index % std::size(kMoves)];
+            const Workload w = t.reduces ? reducing[index % reducing.size()] : kMoves[index % std::size(kMoves)];
             out.push_back({.coll = entry.coll,
                            .nranks = n,
                            .count = count,

@@ -26,13 +26,13 @@ T input_value(const hcomm_coll_args_t& a, int rank, uint64_t i) {
     };
     return Record{word(r << 40 ^ i) | 1u, word(r << 40 ^ i ^ 0x9E3779B97F4A7C15ull), 1};
   } else {
-  if (!coll_traits(a.coll)->reduces) return static_cast<T>(r * 65536 + i % 65536 + 1);  // exact in float32
-  if (a.op == HCOMM_PROD) {
-    static const int kSmall[] = {1, -1, 2, 1, -2, 3};  // |product| <= 3^nranks
-    return static_cast<T>(kSmall[(i * 7 + r * 3) % 6]);
-  }
-  if (sizeof(T) == 4) return static_cast<T>(static_cast<int>((i * 31 + r * 17) % 101) - 50);
-  return static_cast<T>(static_cast<int64_t>((i * 7919 + r * 104729) % 20011) - 10005);
+    if (!coll_traits(a.coll)->reduces) return static_cast<T>(r * 65536 + i % 65536 + 1);  // exact in float32
+    if (a.op == HCOMM_PROD) {
+      static const int kSmall[] = {1, -1, 2, 1, -2, 3};  // |product| <= 3^nranks
+      return static_cast<T>(kSmall[(i * 7 + r * 3) % 6]);
+    }
+    if (sizeof(T) == 4) return static_cast<T>(static_cast<int>((i * 31 + r * 17) % 101) - 50);
+    return static_cast<T>(static_cast<int64_t>((i * 7919 + r * 104729) % 20011) - 10005);
   }
 }
 

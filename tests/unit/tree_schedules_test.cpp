@@ -109,9 +109,15 @@ TEST(TreePlugin, RegistersEachAlgorithmForItsCollectives) {
     const hcomm_algorithm_desc_t* allreduce = find(name, HCOMM_COLL_ALLREDUCE);
     ASSERT_NE(allreduce, nullptr) << name;
     EXPECT_EQ(allreduce->ordered_colls, 1u << HCOMM_COLL_ALLREDUCE);
-    hcomm_coll_args_t args = {.size = sizeof args, .coll = HCOMM_COLL_ALLREDUCE, .count = 100, .dtype = HCOMM_INT64,
-                              .dtype_size = 8, .op = HCOMM_SUM};
-    const hcomm_comm_view_t view = {.size = sizeof view, .rank = 0, .nranks = 5,
+    hcomm_coll_args_t args = {.size = sizeof args,
+                              .coll = HCOMM_COLL_ALLREDUCE,
+                              .count = 100,
+                              .dtype = HCOMM_INT64,
+                              .dtype_size = 8,
+                              .op = HCOMM_SUM};
+    const hcomm_comm_view_t view = {.size = sizeof view,
+                                    .rank = 0,
+                                    .nranks = 5,
                                     .link = {.alpha_us = 5, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 1e-5}};
     EXPECT_TRUE(std::isinf(allreduce->cost(&args, &view))) << name;
     args.op = HCOMM_OP_USER_ORDERED;

@@ -91,8 +91,8 @@ TEST_F(UserOps, BadArgumentsAreErrors) {
   expect_error(hcomm_reduce_local(both, both + 1, 2, HCOMM_UINT32, HCOMM_SUM), HCOMM_ERR_INVALID_ARGUMENT, "overlap");
   expect_error(hcomm_allreduce(&x, &y, 1, HCOMM_DTYPE_OPAQUE(HCOMM_OPAQUE_MAX_BYTES + 1), HCOMM_SUM, comm_, nullptr),
                HCOMM_ERR_INVALID_ARGUMENT, "dtype");
-  expect_error(hcomm_allreduce(&x, &y, 1, HCOMM_DTYPE_OPAQUE(4), HCOMM_MAX, comm_, nullptr),
-               HCOMM_ERR_INVALID_ARGUMENT, "user op only");
+  expect_error(hcomm_allreduce(&x, &y, 1, HCOMM_DTYPE_OPAQUE(4), HCOMM_MAX, comm_, nullptr), HCOMM_ERR_INVALID_ARGUMENT,
+               "user op only");
   expect_error(hcomm_reduce(&x, &y, 1, HCOMM_UINT32, static_cast<hcomm_op_t>(0x40001234), 0, comm_, nullptr),
                HCOMM_ERR_INVALID_ARGUMENT, "nor a live user op");
 }
@@ -200,8 +200,7 @@ TEST_F(UserOps, TwoRanksCombineInRankOrder) {
         << hcomm_get_last_error();
     for (const Word& w : out) EXPECT_EQ(text(w), "abcd");
     const size_t counts[2] = {1, 3};
-    ASSERT_EQ(hcomm_reduce_scatter_v(blocks, blocks + (rank ? 1 : 0), counts, HCOMM_DTYPE_OPAQUE(4), op, comm,
-                                     nullptr),
+    ASSERT_EQ(hcomm_reduce_scatter_v(blocks, blocks + (rank ? 1 : 0), counts, HCOMM_DTYPE_OPAQUE(4), op, comm, nullptr),
               HCOMM_SUCCESS)
         << hcomm_get_last_error();
     for (size_t i = 0; i < counts[rank]; ++i) EXPECT_EQ(text(blocks[(rank ? 1 : 0) + i]), "abcd");

@@ -22,5 +22,4 @@ extern const hcomm_algorithm_desc_t kLinearAlltoallv;
 extern const hcomm_algorithm_desc_t kLinearReduceScatter;
 extern const hcomm_algorithm_desc_t kLinearReduceScatterV;
 
-
 }  // namespace hcomm::algo

@@ -163,8 +163,7 @@ double ordered_reduce_scatter_cost(const hcomm_coll_args_t* args, const hcomm_co
   const double block = total / comm->nranks;
   const hcomm_link_model_t& link = comm->link;
   const int others = comm->nranks - 1;
-  return posted_at_once(link, others, others) +
-         others * block * (link.beta_us_per_byte + link.gamma_us_per_byte);
+  return posted_at_once(link, others, others) + others * block * (link.beta_us_per_byte + link.gamma_us_per_byte);
 }
 
 // As pairwise, with the n-1 transfers each way posted at once.

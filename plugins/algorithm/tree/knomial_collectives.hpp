@@ -43,7 +43,7 @@ constexpr uint32_t kDownMatch = 1;
 // the next range, are combined in ascending order, so that every partial
 // result is its ranks' inputs in rank order. Rank 0's result lands in
 // `top_acc`, the others' partial results in `acc`. Returns flow_up's last step.
-int32_t reduce_in_rank_order(const Call& call, ScheduleWriter& out, int radix, uint32_t nchunks,
-                             hcomm_bufref_t top_acc, hcomm_bufref_t acc);
+int32_t reduce_in_rank_order(const Call& call, ScheduleWriter& out, int radix, uint32_t nchunks, hcomm_bufref_t top_acc,
+                             hcomm_bufref_t acc);
 
 }  // namespace hcomm::algo

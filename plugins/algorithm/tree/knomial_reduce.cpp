@@ -52,8 +52,8 @@ double reduce_cost(const CostInput& in, int radix) {
 
 }  // namespace
 
-int32_t reduce_in_rank_order(const Call& call, ScheduleWriter& out, int radix, uint32_t nchunks,
-                             hcomm_bufref_t top_acc, hcomm_bufref_t acc) {
+int32_t reduce_in_rank_order(const Call& call, ScheduleWriter& out, int radix, uint32_t nchunks, hcomm_bufref_t top_acc,
+                             hcomm_bufref_t acc) {
   const KnomialTree tree(call.nranks, radix, 0, call.rank);
   std::vector<int> children = tree.children();
   std::sort(children.begin(), children.end());
@@ -63,10 +63,7 @@ int32_t reduce_in_rank_order(const Call& call, ScheduleWriter& out, int radix, u
   return flow_up(out, edges, tree.parent(), children, at(HCOMM_BUF_SEND, 0), into);
 }
 
-constinit const KnomialCollective kKnomialReduce = {.coll = HCOMM_COLL_REDUCE,
-                                                    .name = "reduce",
-                                                    .build = build_reduce,
-                                                    .cost = reduce_cost,
-                                                    .keeps_rank_order = true};
+constinit const KnomialCollective kKnomialReduce = {
+    .coll = HCOMM_COLL_REDUCE, .name = "reduce", .build = build_reduce, .cost = reduce_cost, .keeps_rank_order = true};
 
 }  // namespace hcomm::algo
