@@ -121,9 +121,10 @@ HCOMM_API hcomm_result_t hcomm_comm_topology(hcomm_comm_t comm, const char** jso
 /* User reduction ops (as MPI_Op_create makes them). fn computes
  * inout[i] = in[i] op inout[i] for i < count, in elements of dtype (the
  * call's): `in` is the operand of the lower ranks, as MPI's user functions
- * take it. HComm calls fn on the host, from the thread that drives the
- * operation (the caller of a blocking call, hcomm_test or hcomm_wait),
- * wherever a built-in op's kernel would run, on whole elements of the
+ * take it. HComm calls fn on the host, inside the calls on the
+ * communicator that make progress (blocking calls, the start of any
+ * operation, hcomm_test, hcomm_wait, hcomm_comm_destroy), wherever a
+ * built-in op's kernel would run, on whole elements of the
  * call's buffers or of HComm's own (in and inout never overlap; count is
  * any part of the call's). The op must be associative. A commutative one
  * (commutative != 0) may be combined in any order, as the built-in ops are;
