@@ -1,6 +1,8 @@
 #include "core/algorithm/selector.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <limits>
 #include <mutex>
 
 #include "core/common/error.hpp"
@@ -125,7 +127,33 @@ void Selector::warn_once(const std::string& key, const std::string& text) const 
   if (view_.rank == 0 && logged_.insert(key).second) HCOMM_WARN(ALGO, "%s", text.c_str());
 }
 
+// A user op that does not commute (HCOMM_OP_USER_ORDERED) goes to the
+// algorithms that keep rank order for the collective, which the score map
+// (built for commutative ops) may not list: cheapest first, the forced one
+// first among them. HCOMM_TUNE rules do not apply.
+std::vector<const hcomm_algorithm_desc_t*> Selector::ordered_candidates(const hcomm_coll_args_t& args) const {
+  const uint64_t bytes = message_bytes(args, view_.nranks);
+  std::vector<std::pair<double, const hcomm_algorithm_desc_t*>> costed;
+  for (const auto* a : algorithms_) {
+    const bool ordered = a->size >= offsetof(hcomm_algorithm_desc_t, ordered_colls) + sizeof a->ordered_colls &&
+                         (a->ordered_colls & a->colls & (1u << args.coll));
+    if (!ordered || !(a->mem_kinds & args.mem_kind) || view_.nranks < a->min_ranks || view_.nranks > a->max_ranks ||
+        bytes < a->min_bytes || bytes > a->max_bytes)
+      continue;
+    const double cost = a->cost ? a->cost(&args, &view_) : 0.0;
+    if (cost < std::numeric_limits<double>::infinity()) costed.emplace_back(cost, a);  // NaN and infinity: not served
+  }
+  std::stable_sort(costed.begin(), costed.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<const hcomm_algorithm_desc_t*> out;
+  for (const auto& [cost, a] : costed) out.push_back(a);
+  const std::string& forced = forced_[args.coll];
+  auto it = std::find_if(out.begin(), out.end(), [&](const auto* a) { return forced == a->name; });
+  if (it != out.end()) std::rotate(out.begin(), it, it + 1);
+  return out;
+}
+
 std::vector<const hcomm_algorithm_desc_t*> Selector::candidates(const hcomm_coll_args_t& args) const {
+  if (args.op == HCOMM_OP_USER_ORDERED) return ordered_candidates(args);
   std::vector<const hcomm_algorithm_desc_t*> out =
       map_.find(args.coll, args.mem_kind, message_bytes(args, view_.nranks)).order;
   const std::string& forced = forced_[args.coll];
@@ -136,6 +164,16 @@ std::vector<const hcomm_algorithm_desc_t*> Selector::candidates(const hcomm_coll
 
 void Selector::warn_unfollowed(const hcomm_coll_args_t& args) const {
   const uint64_t bytes = message_bytes(args, view_.nranks);
+  if (args.op == HCOMM_OP_USER_ORDERED) {
+    const std::string& forced = forced_[args.coll];
+    const auto list = ordered_candidates(args);
+    if (!forced.empty() && (list.empty() || forced != list.front()->name))
+      warn_once("ordered:" + std::string(coll_name(args.coll)) + ":" + forced,
+                format("algorithm %s, forced for %s, does not combine in rank order, which an op that does not "
+                       "commute needs; such calls use %s",
+                       forced.c_str(), coll_name(args.coll), list.empty() ? "none" : list.front()->name));
+    return;
+  }
   const ScoreRange& range = map_.find(args.coll, args.mem_kind, bytes);
   const std::string& forced = forced_[args.coll];
   const bool forced_serves =
@@ -237,6 +275,11 @@ std::shared_ptr<exec::Schedule> Selector::build(const hcomm_coll_args_t& args, i
                  static_cast<unsigned long long>(message_bytes(args, view_.nranks)), a->name);
     return s;
   }
+  if (args.op == HCOMM_OP_USER_ORDERED)
+    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                "no loaded algorithm combines %s of %zu elements on %d ranks in rank order, which a user op that is "
+                "not commutative needs (see hcomm-info; or make the op commutative if it is)",
+                coll_name(args.coll), args.count, view_.nranks);
   HCOMM_THROW(HCOMM_ERR_UNSUPPORTED, "no loaded algorithm serves %s of %zu elements on %d ranks (see hcomm-info)",
               coll_name(args.coll), args.count, view_.nranks);
 }

@@ -66,6 +66,8 @@ class Selector {
 
  private:
   void check_rules() const;
+  // The candidates for a call of a user op that does not commute.
+  std::vector<const hcomm_algorithm_desc_t*> ordered_candidates(const hcomm_coll_args_t& args) const;
   // Where the HCOMM_TUNE rule or the forced algorithm that covers a call does
   // not serve it: one warning each (rank 0), when such a call is built.
   void warn_unfollowed(const hcomm_coll_args_t& args) const;

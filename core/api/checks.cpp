@@ -11,13 +11,30 @@ comm::Communicator& checked_comm(const char* fn, hcomm_comm_t comm) {
 }
 
 void check_dtype(const char* fn, hcomm_dtype_t dtype) {
-  HCOMM_ARG_CHECK(static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES,
-                  "%s: dtype %d is not an hcomm_dtype_t (HCOMM_INT8=0 .. HCOMM_FLOAT64=9)", fn, static_cast<int>(dtype));
+  HCOMM_ARG_CHECK(static_cast<unsigned>(dtype) < HCOMM_NUM_DTYPES || is_opaque(dtype),
+                  "%s: dtype %d is not an hcomm_dtype_t (HCOMM_INT8=0 .. HCOMM_FLOAT64=9, or HCOMM_DTYPE_OPAQUE(bytes) "
+                  "for 1 to %d bytes)",
+                  fn, static_cast<int>(dtype), HCOMM_OPAQUE_MAX_BYTES);
 }
 
-void check_op(const char* fn, hcomm_op_t op) {
-  HCOMM_ARG_CHECK(static_cast<unsigned>(op) < HCOMM_NUM_OPS, "%s: op %d is not an hcomm_op_t (HCOMM_SUM=0 .. HCOMM_AVG=4)",
+std::shared_ptr<const device::UserOp> check_op(const char* fn, hcomm_op_t op, hcomm_dtype_t dtype) {
+  if (static_cast<unsigned>(op) < HCOMM_NUM_OPS) {
+    HCOMM_ARG_CHECK(!is_opaque(dtype),
+                    "%s: op %s on an opaque dtype (%zu-byte elements): opaque elements reduce with a user op only; "
+                    "make one with hcomm_op_create",
+                    fn, op_name(op), dtype_size(dtype));
+    return nullptr;
+  }
+  std::shared_ptr<const device::UserOp> user = device::find_op(op);
+  HCOMM_ARG_CHECK(user,
+                  "%s: op %d is not an hcomm_op_t (HCOMM_SUM=0 .. HCOMM_AVG=4) nor a live user op (one that "
+                  "hcomm_op_create made and hcomm_op_destroy has not destroyed)",
                   fn, static_cast<int>(op));
+  return user;
+}
+
+hcomm_op_t schedule_op(const device::UserOp& user) {
+  return user.commutative ? HCOMM_OP_USER_COMMUTATIVE : HCOMM_OP_USER_ORDERED;
 }
 
 void check_rank(const char* fn, const char* what, int rank, const comm::Communicator& c) {
@@ -28,8 +45,8 @@ void check_rank(const char* fn, const char* what, int rank, const comm::Communic
 size_t checked_bytes(const char* fn, size_t count, hcomm_dtype_t dtype, size_t blocks) {
   // A multiplication with a check rather than divisions: this runs on every call.
   size_t bytes = 0;
-  HCOMM_ARG_CHECK(!__builtin_mul_overflow(count, names::kDtypeSizes[dtype] * blocks, &bytes) && bytes <= kMaxBytes,
-                  "%s: count %zu of %s%s overflows the byte size; split the call", fn, count, names::kDtypes[dtype],
+  HCOMM_ARG_CHECK(!__builtin_mul_overflow(count, dtype_size(dtype) * blocks, &bytes) && bytes <= kMaxBytes,
+                  "%s: count %zu of %s%s overflows the byte size; split the call", fn, count, dtype_name(dtype),
                   blocks > 1 ? " per rank" : "");
   return bytes;
 }
@@ -39,7 +56,7 @@ hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype
                            .coll = coll,
                            .count = count,
                            .dtype = dtype,
-                           .dtype_size = names::kDtypeSizes[dtype],
+                           .dtype_size = dtype_size(dtype),
                            .op = op,
                            .root = root,
                            .mem_kind = HCOMM_MEM_HOST};

@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 
 #include "core/api/handles.hpp"
 #include "core/common/error.hpp"
 #include "core/common/names.hpp"
 #include "core/device/accelerator.hpp"
+#include "core/device/user_op.hpp"
 #include "hcomm/hcomm.h"
 #include "hcomm/plugin/algorithm.h"
 
@@ -26,7 +28,11 @@ constexpr size_t kMaxBytes = SIZE_MAX >> 1;
 
 comm::Communicator& checked_comm(const char* fn, hcomm_comm_t comm);
 void check_dtype(const char* fn, hcomm_dtype_t dtype);
-void check_op(const char* fn, hcomm_op_t op);
+// A built-in op (null), or a live user op (hcomm_op_create), which opaque
+// dtypes need.
+std::shared_ptr<const device::UserOp> check_op(const char* fn, hcomm_op_t op, hcomm_dtype_t dtype);
+// The op a schedule of `user`'s calls is built for: HCOMM_OP_USER_*.
+hcomm_op_t schedule_op(const device::UserOp& user);
 // `what` names the argument ("root", "peer").
 void check_rank(const char* fn, const char* what, int rank, const comm::Communicator& c);
 // The bytes of `blocks` blocks of `count` elements, checking that they fit.

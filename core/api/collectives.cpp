@@ -184,7 +184,8 @@ hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Co
     comm::Communicator& c = checked_comm(fn, comm);
     check_dtype(fn, call.dtype);
     const Shape shape = shape_of(call.coll);
-    if (shape.reduces) check_op(fn, call.op);
+    std::shared_ptr<const device::UserOp> user_op = shape.reduces ? check_op(fn, call.op, call.dtype) : nullptr;
+    if (user_op) call.op = schedule_op(*user_op);
     HCOMM_ARG_CHECK(!shape.rank_order || call.op != HCOMM_AVG,
                     "%s: op is HCOMM_AVG, which has no prefix form (each rank would divide by another count); "
                     "pass HCOMM_SUM and divide the result by the number of ranks it covers",
@@ -206,10 +207,16 @@ hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Co
     const uint64_t send_bytes = algorithm::send_bytes(args, c.size(), c.rank());
     const uint64_t recv_bytes = algorithm::recv_bytes(args, c.size(), c.rank());
     check_buffers(fn, call, send_bytes, recv_bytes, inplace, shape);
-    if (const DeviceBuffers on_device = device_buffers(fn, how, {call.send, call.recv}); on_device.accelerator)
+    if (const DeviceBuffers on_device = device_buffers(fn, how, {call.send, call.recv}); on_device.accelerator) {
+      if (user_op)
+        HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                    "%s: a buffer is %s device memory, which user ops (they run on the host) do not reduce; pass "
+                    "host buffers or a built-in op",
+                    fn, on_device.accelerator->name());
       return staged(c, args, call, send_bytes, recv_bytes, on_device, how);
+    }
     // Where this rank reads no sendbuf, SEND resolves to RECV.
-    return complete(c, c.start(args, send_bytes ? call.send : call.recv, call.recv), how);
+    return complete(c, c.start(args, send_bytes ? call.send : call.recv, call.recv, std::move(user_op)), how);
   });
 }
 

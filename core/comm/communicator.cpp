@@ -327,7 +327,8 @@ const hcomm_algorithm_desc_t* Communicator::query_algorithm(const hcomm_coll_arg
 
 // Building a schedule sends nothing: its errors (no algorithm serves the
 // call) leave the communicator usable.
-exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* send, void* recv) {
+exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* send, void* recv,
+                                     std::shared_ptr<const device::UserOp> user_op) {
   const log::RankScope scope(rank_);
   check_usable();
   // A collective's tags tell calls apart by their number modulo kSeqsInFlight.
@@ -342,7 +343,7 @@ exec::Operation* Communicator::start(const hcomm_coll_args_t& args, const void* 
   const uint32_t seq = seq_++;
   const uint64_t signature = check_.record(seq, schedule->agreement);
   return launch(schedule, buffers, seq, exec::collective_tag_base(seq, signature, links_->context()), scratch,
-                std::nullopt, signature);
+                std::nullopt, signature, std::move(user_op));
 }
 
 exec::Operation* Communicator::send(const hcomm_coll_args_t& args, const void* buf, int tag) {
@@ -364,16 +365,17 @@ exec::Operation* Communicator::start_p2p(bool send, const hcomm_coll_args_t& arg
 
 exec::Operation* Communicator::launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers,
                                       uint32_t seq, uint64_t tag_base, std::vector<uint8_t>* scratch,
-                                      std::optional<P2P> p2p, uint64_t signature) {
+                                      std::optional<P2P> p2p, uint64_t signature,
+                                      std::shared_ptr<const device::UserOp> user_op) {
   if (idle_.empty()) idle_.emplace_back();
   Running& entry = idle_.front();
   // An idle entry keeps its last operation, to run again for a call of the same schedule.
   exec::Operation* op = nullptr;
   if (entry.op && entry.op->schedule() == schedule.get()) {
     op = &*entry.op;
-    op->restart(buffers, seq, tag_base, signature);
+    op->restart(buffers, seq, tag_base, signature, std::move(user_op));
   } else {
-    op = &entry.op.emplace(schedule, buffers, seq, tag_base, size_, signature);
+    op = &entry.op.emplace(schedule, buffers, seq, tag_base, size_, signature, std::move(user_op));
   }
   entry.scratch = scratch;
   entry.p2p = p2p;

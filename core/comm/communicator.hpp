@@ -55,7 +55,10 @@ class Communicator {
   // Starts a collective on the buffers the executor resolves SEND and RECV
   // to (the caller has applied the in-place and unused-SEND conventions of
   // hcomm_coll_args_t); the operation stays owned by the communicator.
-  exec::Operation* start(const hcomm_coll_args_t& args, const void* send, void* recv);
+  // `user_op`: the call's user op, where args.op stands for one
+  // (HCOMM_OP_USER_*).
+  exec::Operation* start(const hcomm_coll_args_t& args, const void* send, void* recv,
+                         std::shared_ptr<const device::UserOp> user_op = nullptr);
   // Starts a send to (a receive from) the rank args.root, which may be this
   // rank, of a HCOMM_COLL_SENDRECV call. Messages of one tag between two
   // ranks arrive in order. Collectives' call numbers do not move.
@@ -104,7 +107,7 @@ class Communicator {
   };
   exec::Operation* launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers, uint32_t seq,
                           uint64_t tag_base, std::vector<uint8_t>* scratch, std::optional<P2P> p2p,
-                          uint64_t signature = 0);
+                          uint64_t signature = 0, std::shared_ptr<const device::UserOp> user_op = nullptr);
   exec::Operation* start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag);
   void progress_all();
   std::list<Running>::iterator find(const exec::Operation* op);

@@ -12,6 +12,7 @@
 #include "core/common/settings.hpp"
 #include "core/device/float16.hpp"
 #include "core/device/reduce_isa.hpp"
+#include "core/device/user_op.hpp"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -154,6 +155,11 @@ void divide_with(const KernelTable& kernels, hcomm_dtype_t dtype, void* dst, siz
 void reduce(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const void* b, size_t count, int avg_divisor,
             Stores stores) {
   reduce_with(best_kernels(), dtype, op, dst, a, b, count, avg_divisor, stores);
+}
+
+void reduce(const Reduction& r, void* dst, const void* a, const void* b, size_t count, int avg_divisor, Stores stores) {
+  if (r.user) return reduce_user(*r.user, r.dtype, r.elem_bytes, dst, a, b, count);
+  reduce(r.dtype, r.op, dst, a, b, count, avg_divisor, stores);
 }
 
 // Streamed stores pay for results too large to stay in the caches, and slow

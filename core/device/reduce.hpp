@@ -22,6 +22,21 @@ enum class Stores { kCached, kStreamed };
 void reduce(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, const void* a, const void* b, size_t count, int avg_divisor,
             Stores stores = Stores::kCached);
 
+struct UserOp;
+
+// What a call combines its elements with: the built-in op's kernel for
+// dtype, or, where `user` is set, that user op (user_op.hpp).
+struct Reduction {
+  hcomm_dtype_t dtype;
+  hcomm_op_t op;
+  size_t elem_bytes;
+  const UserOp* user = nullptr;
+};
+
+// dst[i] = a[i] op b[i], as above, by r's kernel or user op.
+void reduce(const Reduction& r, void* dst, const void* a, const void* b, size_t count, int avg_divisor,
+            Stores stores = Stores::kCached);
+
 // The stores for a result of `bytes` written in one call: streamed from
 // HCOMM_STREAM_STORES on (auto: twice this CPU's per-core L2 cache).
 Stores stores_for(uint64_t bytes);

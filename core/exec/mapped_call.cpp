@@ -22,13 +22,14 @@ constexpr uint64_t kStoresPastCachesFrom = 4 << 10;
 // Mapped input read and evicted a block at a time, while its lines are near.
 constexpr uint64_t kEvictBlock = 64 << 10;
 
-// f(offset, bytes) over [0, bytes) of `mapped`; with `evict`, in blocks, each
-// evicted once f is done with it.
+// f(offset, bytes) over [0, bytes) of `mapped`; with `evict`, in blocks of
+// whole units (elements), each evicted once f is done with it.
 template <class F>
-void reading(const uint8_t* mapped, uint64_t bytes, bool evict, F f) {
+void reading(const uint8_t* mapped, uint64_t bytes, bool evict, uint64_t unit, F f) {
   if (!evict) return f(0, bytes);
-  for (uint64_t done = 0; done < bytes; done += kEvictBlock) {
-    const uint64_t part = std::min(kEvictBlock, bytes - done);
+  const uint64_t block = std::max(unit, kEvictBlock / unit * unit);
+  for (uint64_t done = 0; done < bytes; done += block) {
+    const uint64_t part = std::min(block, bytes - done);
     f(done, part);
     device::evict(mapped + done, part);
   }
@@ -36,14 +37,14 @@ void reading(const uint8_t* mapped, uint64_t bytes, bool evict, F f) {
 
 // Calls f(offset in the span, bytes, local pointer or nullptr, peer address)
 // for the parts of the span: mapped ones with their local pointer, the rest
-// without. With `unit` (a power of two) above 1, parts whose ends would split
-// a unit (an element) are all copied instead.
+// without. With `unit` above 1, parts whose ends would split a unit (an
+// element) are all copied instead.
 template <class F>
 void for_each_part(uint64_t address, uint64_t bytes, const uint8_t* mapped, uint64_t lo, uint64_t hi, uint64_t unit,
                    F f) {
   const uint64_t end = address + bytes;
   uint64_t m0 = mapped ? std::clamp(lo, address, end) : end, m1 = mapped ? std::clamp(hi, m0, end) : end;
-  if (((m0 - address) | (m1 - address)) & (unit - 1)) m0 = m1 = end;
+  if ((m0 - address) % unit || (m1 - address) % unit) m0 = m1 = end;
   if (address < m0) f(0, m0 - address, nullptr, address);
   if (m0 < m1) f(m0 - address, m1 - m0, mapped + (m0 - lo), m0);
   if (m1 < end) f(m1 - address, end - m1, nullptr, m1);
@@ -216,7 +217,7 @@ void MappedCall::load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint
   for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, 1,
                 [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
                   if (local)
-                    reading(local, n, s.evict,
+                    reading(local, n, s.evict, 1,
                             [&](uint64_t d, uint64_t part) { device::copy(dst + at + d, local + d, part); });
                   else
                     io_->read(peer, address, dst + at, n);
@@ -224,27 +225,28 @@ void MappedCall::load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint
 }
 
 void MappedCall::load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offset, uint8_t* dst, const uint8_t* src,
-                             uint64_t bytes, const hcomm_coll_args_t& a, int divisor, device::Stores stores) {
+                             uint64_t bytes, const device::Reduction& reduction, int divisor, device::Stores stores) {
   const Span s = remote(peer, src2, offset, bytes);
-  const uint64_t es = a.dtype_size;
+  const uint64_t es = reduction.elem_bytes;
   for_each_part(s.address, s.bytes, s.mapped, s.lo, s.hi, es,
                 [&](uint64_t at, uint64_t n, const uint8_t* local, uint64_t address) {
                   if (local) {
-                    reading(local, n, s.evict, [&](uint64_t d, uint64_t part) {
-                      device::reduce(a.dtype, a.op, dst + at + d, src + at + d, local + d, elements(part, es), divisor,
+                    reading(local, n, s.evict, es, [&](uint64_t d, uint64_t part) {
+                      device::reduce(reduction, dst + at + d, src + at + d, local + d, elements(part, es), divisor,
                                      stores);
                     });
                   } else {
                     // Through a staging buffer that stays in cache: reading the
                     // peer's data into dst first would move dst through memory
-                    // twice more.
+                    // twice more. Its parts hold whole elements.
+                    const uint64_t stage = std::max(es, kStagingBytes / es * es);
                     std::vector<uint8_t>& staging = io_->calls().staging;
-                    staging.resize(kStagingBytes);
-                    for (uint64_t done = 0; done < n; done += kStagingBytes) {
-                      const uint64_t part = std::min<uint64_t>(kStagingBytes, n - done);
+                    staging.resize(std::max<uint64_t>(staging.size(), stage));
+                    for (uint64_t done = 0; done < n; done += stage) {
+                      const uint64_t part = std::min<uint64_t>(stage, n - done);
                       io_->read(peer, address + done, staging.data(), part);
-                      device::reduce(a.dtype, a.op, dst + at + done, src + at + done, staging.data(),
-                                     elements(part, es), divisor, stores);
+                      device::reduce(reduction, dst + at + done, src + at + done, staging.data(), elements(part, es),
+                                     divisor, stores);
                     }
                   }
                 });

@@ -50,7 +50,7 @@ class MappedCall {
   void load(int peer, const hcomm_bufref_t& src, uint64_t offset, uint8_t* dst, uint64_t bytes);
   // dst = src op the peer's `src2`; divisor and stores as device::reduce's.
   void load_reduce(int peer, const hcomm_bufref_t& src2, uint64_t offset, uint8_t* dst, const uint8_t* src,
-                   uint64_t bytes, const hcomm_coll_args_t& args, int divisor, device::Stores stores);
+                   uint64_t bytes, const device::Reduction& reduction, int divisor, device::Stores stores);
   // The peer's `dst` = src.
   void store(int peer, const hcomm_bufref_t& dst, uint64_t offset, const uint8_t* src, uint64_t bytes);
   // Raises occurrence `occurrence` (from 1) of this call's flag `match` in

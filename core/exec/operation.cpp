@@ -64,7 +64,7 @@ void StatePool::give(std::unique_ptr<RunState> state) const {
 }
 
 Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base,
-                     int nranks, uint64_t signature)
+                     int nranks, uint64_t signature, std::shared_ptr<const device::UserOp> user_op)
     : schedule_(std::move(schedule)),
       steps_(schedule_->steps),
       buffers_(buffers),
@@ -72,19 +72,24 @@ Operation::Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, 
       tag_base_(tag_base),
       nranks_(nranks),
       signature_(signature),
+      user_op_(std::move(user_op)),
+      reduction_{schedule_->args.dtype, schedule_->args.op, schedule_->args.dtype_size, user_op_.get()},
       state_(schedule_->pool.take()) {
   state_->reset(*schedule_);
 }
 
 Operation::~Operation() { schedule_->pool.give(std::move(state_)); }
 
-void Operation::restart(Buffers buffers, uint32_t seq, uint64_t tag_base, uint64_t signature) {
+void Operation::restart(Buffers buffers, uint32_t seq, uint64_t tag_base, uint64_t signature,
+                        std::shared_ptr<const device::UserOp> user_op) {
   if (!done() || mapped_.running())
     HCOMM_THROW(HCOMM_ERR_INTERNAL, "%s restarted before its last run ended", describe().c_str());
   buffers_ = buffers;
   seq_ = seq;
   tag_base_ = tag_base;
   signature_ = signature;
+  user_op_ = std::move(user_op);
+  reduction_.user = user_op_.get();
   events_ = 0;
   state_->reset(*schedule_);
 }
@@ -180,7 +185,7 @@ void Operation::run_mapped(const hcomm_step_t& s, uint32_t step, uint32_t chunk,
       break;
     case HCOMM_STEP_LOAD: mapped_.load(s.peer, s.src, off, resolve(s.dst) + off, bytes); break;
     case HCOMM_STEP_LOAD_REDUCE:
-      mapped_.load_reduce(s.peer, s.src2, off, resolve(s.dst) + off, resolve(s.src) + off, bytes, a,
+      mapped_.load_reduce(s.peer, s.src2, off, resolve(s.dst) + off, resolve(s.src) + off, bytes, reduction_,
                           reduction_divisor(s, a, nranks_), result_stores(s));
       break;
     case HCOMM_STEP_STORE: mapped_.store(s.peer, s.dst, off, resolve(s.src) + off, bytes); break;
@@ -198,11 +203,11 @@ void Operation::compute(const hcomm_step_t& s, uint32_t step, uint32_t chunk, ui
   const hcomm_coll_args_t& a = schedule_->args;
   switch (s.kind) {
     case HCOMM_STEP_RECV_REDUCE:
-      device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, staging(step, chunk),
+      device::reduce(reduction_, resolve(s.dst) + off, resolve(s.src) + off, staging(step, chunk),
                      elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_), result_stores(s));
       break;
     case HCOMM_STEP_REDUCE:
-      device::reduce(a.dtype, a.op, resolve(s.dst) + off, resolve(s.src) + off, resolve(s.src2) + off,
+      device::reduce(reduction_, resolve(s.dst) + off, resolve(s.src) + off, resolve(s.src2) + off,
                      elements(bytes, a.dtype_size), reduction_divisor(s, a, nranks_), result_stores(s));
       break;
     case HCOMM_STEP_COPY:

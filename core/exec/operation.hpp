@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "core/device/reduce.hpp"
+#include "core/device/user_op.hpp"
 #include "core/exec/mapped_call.hpp"
 #include "core/exec/peer_io.hpp"
 #include "core/exec/schedule.hpp"
@@ -89,11 +91,14 @@ class Operation {
   // receives, so the two never meet.
   // `signature` is the call's signature (argument_check.hpp), which its
   // mapped signals carry and its waits check.
+  // `user_op`: the call's user op, where its schedule stands for one
+  // (HCOMM_OP_USER_*); the operation holds it until it is gone.
   Operation(std::shared_ptr<const Schedule> schedule, Buffers buffers, uint32_t seq, uint64_t tag_base, int nranks,
-            uint64_t signature = 0);
+            uint64_t signature = 0, std::shared_ptr<const device::UserOp> user_op = nullptr);
   ~Operation();
   // The same schedule again, as a new call; the last run must be done.
-  void restart(Buffers buffers, uint32_t seq, uint64_t tag_base, uint64_t signature = 0);
+  void restart(Buffers buffers, uint32_t seq, uint64_t tag_base, uint64_t signature = 0,
+               std::shared_ptr<const device::UserOp> user_op = nullptr);
   const Schedule* schedule() const { return schedule_.get(); }
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
@@ -149,6 +154,8 @@ class Operation {
   uint64_t tag_base_;
   int nranks_;
   uint64_t signature_;
+  std::shared_ptr<const device::UserOp> user_op_;
+  device::Reduction reduction_;  // the schedule's dtype and op, or user_op_
   std::unique_ptr<RunState> state_;
   MappedCall mapped_;
   uint64_t events_ = 0;

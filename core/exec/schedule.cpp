@@ -195,8 +195,6 @@ void finalize_schedule(Schedule& s, uint64_t send_bytes, uint64_t recv_bytes) {
       s.window_base = std::min(s.window_base, r.offset);
     }
   };
-  if (!std::has_single_bit(es))
-    HCOMM_THROW(HCOMM_ERR_INTERNAL, "schedule of %s: element size %zu is not a power of two", s.algorithm.c_str(), es);
   uint64_t staging = s.algorithm_scratch;
   s.send_bytes = send_bytes;
   s.recv_bytes = recv_bytes;

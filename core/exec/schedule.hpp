@@ -119,10 +119,12 @@ struct Schedule {
   static void chunk_range(const hcomm_step_t& s, size_t elem_size, uint32_t c, uint64_t* offset, uint64_t* bytes);
 };
 
-// Elements in `bytes`, for the power-of-two element sizes of every dtype
-// (finalize_schedule checks it): a shift, where a division would cost tens
-// of cycles on the small-message path.
-inline uint64_t elements(uint64_t bytes, size_t elem_size) { return bytes >> std::countr_zero(elem_size); }
+// Elements in `bytes`: a shift for the power-of-two element sizes of every
+// built-in dtype, where a division would cost tens of cycles on the
+// small-message path; a division for opaque elements of other sizes.
+inline uint64_t elements(uint64_t bytes, size_t elem_size) {
+  return std::has_single_bit(elem_size) ? bytes >> std::countr_zero(elem_size) : bytes / elem_size;
+}
 
 // Checks the steps against the buffers' sizes and lays out scratch; throws
 // HCOMM_ERR_INTERNAL naming the algorithm and the step when a rule is broken.

@@ -118,6 +118,36 @@ HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size);
  * valid until the next call of it on this communicator or its destruction. */
 HCOMM_API hcomm_result_t hcomm_comm_topology(hcomm_comm_t comm, const char** json);
 
+/* User reduction ops (as MPI_Op_create makes them). fn computes
+ * inout[i] = in[i] op inout[i] for i < count, in elements of dtype (the
+ * call's): `in` is the operand of the lower ranks, as MPI's user functions
+ * take it. HComm calls fn on the host, inside the calls on the
+ * communicator that make progress (blocking calls, the start of any
+ * operation, hcomm_test, hcomm_wait, hcomm_comm_destroy), wherever a
+ * built-in op's kernel would run, on whole elements of the
+ * call's buffers or of HComm's own (in and inout never overlap; count is
+ * any part of the call's). The op must be associative. A commutative one
+ * (commutative != 0) may be combined in any order, as the built-in ops are;
+ * one that is not is combined in rank order, r0 op r1 op ... op r(n-1), by
+ * the algorithms that keep that order (the selector picks among those only;
+ * see the algorithm plugins' READMEs). *op is a value apart from the
+ * built-in ops, valid in every reducing call until hcomm_op_destroy(op),
+ * which may be called while operations that use it are in flight: they go
+ * on with it, and user_data must stay valid until they complete. Every rank
+ * of a call passes a user op of the same commutativity (the values may
+ * differ between ranks). User ops reduce host memory only: a call on device
+ * buffers fails with HCOMM_ERR_UNSUPPORTED. HCOMM_AVG stays built in.
+ * Opaque dtypes (HCOMM_DTYPE_OPAQUE) reduce with user ops only. These three
+ * functions may be called from any thread. */
+typedef void (*hcomm_user_op_fn)(const void* in, void* inout, size_t count, hcomm_dtype_t dtype, void* user_data);
+HCOMM_API hcomm_result_t hcomm_op_create(hcomm_user_op_fn fn, void* user_data, int commutative, hcomm_op_t* op);
+HCOMM_API hcomm_result_t hcomm_op_destroy(hcomm_op_t op);
+/* inout[i] = in[i] op inout[i] for i < count, on this process's host memory
+ * (MPI_Reduce_local): a built-in op but HCOMM_AVG, or a user op. in may
+ * equal inout; the two must not overlap otherwise. */
+HCOMM_API hcomm_result_t hcomm_reduce_local(const void* in, void* inout, size_t count, hcomm_dtype_t dtype,
+                                            hcomm_op_t op);
+
 /* Collectives. sendbuf == recvbuf is in place. Blocking forms return when this
  * rank's part is done; the i-forms return a request to test or wait on.
  * Every rank of the communicator makes the same collective calls in the same
@@ -141,10 +171,11 @@ HCOMM_API hcomm_result_t hcomm_ibarrier(hcomm_comm_t comm, hcomm_request_t* requ
  * r's part of a buffer of nranks blocks. The i-forms take a request instead
  * of a stream. In place, where a collective has it, is stated per function
  * as a pointer relation (as NCCL states it); MPI_IN_PLACE maps onto it.
- * Ops are treated as commutative and associative: every rank computes the same
- * result, but the order of operands is the algorithm's (floating-point sums
- * may differ from a serial sum in the last bits); scan and exscan combine in
- * rank order. */
+ * Ops are treated as associative, and the built-in ones and commutative user
+ * ops as commutative: every rank computes the same result, but the order of
+ * operands is the algorithm's (floating-point sums may differ from a serial
+ * sum in the last bits). A user op that is not commutative is combined in
+ * rank order (hcomm_op_create); scan and exscan always combine in rank order. */
 
 /* The reduction of every rank's sendbuf lands in recvbuf on root only;
  * recvbuf is not touched elsewhere (it may be NULL). In place: sendbuf ==

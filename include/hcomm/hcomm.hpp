@@ -85,6 +85,33 @@ class Request {
   hcomm_request_t r_ = nullptr;
 };
 
+// A user reduction op (hcomm_op_create), destroyed with the object; it
+// converts to the hcomm_op_t that the reducing calls take.
+class UserOp {
+ public:
+  UserOp(hcomm_user_op_fn fn, void* user_data, bool commutative) {
+    check(hcomm_op_create(fn, user_data, commutative ? 1 : 0, &op_));
+  }
+  UserOp(UserOp&& o) noexcept : op_(o.op_), owned_(std::exchange(o.owned_, false)) {}
+  UserOp& operator=(UserOp&& o) noexcept {
+    if (this != &o) {
+      release();
+      op_ = o.op_;
+      owned_ = std::exchange(o.owned_, false);
+    }
+    return *this;
+  }
+  ~UserOp() { release(); }
+  operator hcomm_op_t() const noexcept { return op_; }
+
+ private:
+  void release() noexcept {
+    if (std::exchange(owned_, false)) (void)hcomm_op_destroy(op_);
+  }
+  hcomm_op_t op_ = HCOMM_SUM;
+  bool owned_ = true;
+};
+
 class Communicator {
  public:
   // Rank, size and rendezvous from the environment (hcomm-run sets them).

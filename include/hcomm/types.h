@@ -48,7 +48,19 @@ typedef enum hcomm_dtype {
   HCOMM_DTYPE_ENUM_MIN = INT32_MIN
 } hcomm_dtype_t;
 
-/* AVG is SUM divided by the number of ranks (integer types: truncating division). */
+/* Opaque elements: HCOMM_DTYPE_OPAQUE(bytes) is the dtype of elements of
+ * `bytes` bytes (1 .. HCOMM_OPAQUE_MAX_BYTES, any number, not only powers of
+ * two), which HComm treats as wholes: counts are in them, every collective
+ * and point to point moves them, and no algorithm ever cuts one (its chunks,
+ * blocks and slices end on element boundaries). They reduce with user ops
+ * only (hcomm_op_create), which see whole elements: structs such as MPI's
+ * value-and-index pairs, or any record a user op combines. */
+#define HCOMM_DTYPE_OPAQUE_BASE 0x40000000
+#define HCOMM_OPAQUE_MAX_BYTES (1 << 24)
+#define HCOMM_DTYPE_OPAQUE(bytes) ((hcomm_dtype_t)(HCOMM_DTYPE_OPAQUE_BASE + (int32_t)(bytes)))
+
+/* AVG is SUM divided by the number of ranks (integer types: truncating division).
+ * hcomm_op_create makes user ops, whose values lie apart from these. */
 typedef enum hcomm_op {
   HCOMM_SUM = 0,
   HCOMM_PROD = 1,

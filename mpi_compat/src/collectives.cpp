@@ -2,7 +2,7 @@
 // moved travels as bytes, so the send and receive types may differ as MPI
 // allows; a type whose elements do not lie packed (derived, or a pair with
 // padding) goes through a packed copy, unpacked after the call. Reductions
-// take HComm's dtype and op (datatypes.cpp). Gatherv and scatterv are
+// take HComm's dtype and op (ops.cpp). Gatherv and scatterv are
 // alltoallv calls in which only the root sends or receives; alltoallw is
 // one whose blocks are bytes, each of its own type.
 #include <algorithm>
@@ -73,6 +73,14 @@ void* staged(Request& r, std::vector<unsigned char>& copy, const void* buf, MPI_
   return copy.data();
 }
 
+// Holds what a reduction's HComm op uses until the call completes.
+void keep_until_done(Request& r, std::shared_ptr<void> keep) {
+  if (!keep) return;
+  r.then = [keep = std::move(keep), then = std::move(r.then)] {
+    if (then) then();
+  };
+}
+
 // counts[i] * element_bytes for every rank: a layout in bytes, appended to r.counts
 // (HComm reads it while the call runs); returns its offset there.
 size_t add_layout(Request& r, const int* counts, const Comm& c, size_t element_bytes, const char* argument,
@@ -115,20 +123,27 @@ void bcast(const Comm& c, Request& r, void* buf, int count, MPI_Datatype type, i
         [&](hcomm_request_t* h) { return hcomm_ibroadcast(buf, buf, bytes, HCOMM_UINT8, root, c.h, h); });
 }
 
+// Reductions run on HComm's dtype and op for the type (reduction_of), on
+// packed copies for a type whose elements do not lie packed.
 void reduce(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
             int root) {
   const size_t bytes = bytes_of(count, type);
-  const Reduction red = reduction_of(type, op);
   check_root(root, c);
   const bool is_root = c.rank == root;
   if (in_place(send) && !is_root) fail(MPI_ERR_BUFFER, "sendbuf is MPI_IN_PLACE on rank %d, not the root", c.rank);
   if (is_root) check_not_in_place(recv, "recvbuf");
+  const Reduction red = reduction_of(type, op);
   const void* from = in_place(send) ? recv : send;
-  check_buffer(from, bytes, in_place(send) ? "recvbuf" : "sendbuf");
-  if (is_root) check_buffer(recv, bytes, "recvbuf");
+  check_data(from, bytes, type, in_place(send) ? "recvbuf" : "sendbuf");
+  if (is_root) check_data(recv, bytes, type, "recvbuf");
+  if (red.packed) {
+    if (is_root) recv = staged(r, r.packed_out, recv, type, whole(count), in_place(send), true);
+    from = in_place(send) ? recv : staged(r, r.packed_in, send, type, whole(count), true, false);
+  }
   issue(r.hcomm, "hcomm_ireduce", [&](hcomm_request_t* h) {
-    return hcomm_ireduce(from, is_root ? recv : nullptr, count, red.dtype, red.op, root, c.h, h);
+    return hcomm_ireduce(from, is_root ? recv : nullptr, count * red.scale, red.dtype, red.op, root, c.h, h);
   });
+  keep_until_done(r, red.keep);
 }
 
 // HComm's nonblocking allreduce, scan and exscan: each rank's input reduced into its recvbuf.
@@ -141,12 +156,19 @@ using ReduceIntoEvery = hcomm_result_t (*)(const void*, void*, size_t, hcomm_dty
 void reduce_into_every(const Comm& c, Request& r, const char* fn, ReduceIntoEvery start, const void* send, void* recv,
                        int count, MPI_Datatype type, MPI_Op op, bool written) {
   const size_t bytes = bytes_of(count, type);
-  const Reduction red = reduction_of(type, op);
   check_not_in_place(recv, "recvbuf");
-  if (written || in_place(send)) check_buffer(recv, bytes, "recvbuf");
+  const Reduction red = reduction_of(type, op);
+  const bool touched = written || in_place(send);
+  if (touched) check_data(recv, bytes, type, "recvbuf");
   const void* from = in_place(send) ? recv : send;
-  check_buffer(from, bytes, "sendbuf");
-  issue(r.hcomm, fn, [&](hcomm_request_t* h) { return start(from, recv, count, red.dtype, red.op, c.h, h); });
+  check_data(from, bytes, type, "sendbuf");
+  if (red.packed) {
+    if (touched) recv = staged(r, r.packed_out, recv, type, whole(count), in_place(send), true);
+    from = in_place(send) ? recv : staged(r, r.packed_in, send, type, whole(count), true, false);
+  }
+  issue(r.hcomm, fn,
+        [&](hcomm_request_t* h) { return start(from, recv, count * red.scale, red.dtype, red.op, c.h, h); });
+  keep_until_done(r, red.keep);
 }
 
 void allreduce(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
@@ -450,33 +472,51 @@ void alltoallw(const Comm& c, Request& r, const void* send, const int* sendcount
 // Reduce-scatter with recvcounts (counts[i] for every i) in elements; in
 // place, HComm leaves this rank's block where it was in the input, and MPI
 // wants it at the start of recvbuf.
+// A type whose elements do not lie packed goes through packed copies; in
+// place, the result is unpacked from this rank's block of the copy into the
+// start of recvbuf.
 void reduce_scatter_counts(const Comm& c, Request& r, const void* send, void* recv, MPI_Datatype type, MPI_Op op,
                            const std::vector<size_t>& counts) {
   const size_t element_bytes = type_of(type).size;
+  check_not_in_place(recv, "recvbuf");
   const Reduction red = reduction_of(type, op);
   const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
   const size_t before = std::accumulate(counts.begin(), counts.begin() + c.rank, size_t{0});
   const size_t mine = counts[c.rank] * element_bytes;
-  check_not_in_place(recv, "recvbuf");
   void* into = recv;
   if (in_place(send)) {
-    check_buffer(recv, total * element_bytes, "recvbuf");
-    send = recv;
-    into = at(recv, before * element_bytes);
-    if (before && mine) r.then = [recv, into, mine] { std::memmove(recv, into, mine); };
+    check_data(recv, total * element_bytes, type, "recvbuf");
+    if (red.packed) {
+      LayoutPtr l = layout_of(type);
+      send = staged(r, r.packed_in, recv, type, whole(static_cast<int>(total)), true, false);
+      into = at(r.packed_in.data(), before * element_bytes);
+      r.unpack = [l, recv, into, n = counts[c.rank], mine] {
+        unpack(static_cast<const unsigned char*>(into), 0, n, mine, *l, recv);
+      };
+    } else {
+      send = recv;
+      into = at(recv, before * element_bytes);
+      if (before && mine) r.then = [recv, into, mine] { std::memmove(recv, into, mine); };
+    }
   } else {
-    check_buffer(send, total * element_bytes, "sendbuf");
-    check_buffer(recv, mine, "recvbuf");
+    check_data(send, total * element_bytes, type, "sendbuf");
+    check_data(recv, mine, type, "recvbuf");
+    if (red.packed) {
+      send = staged(r, r.packed_in, send, type, whole(static_cast<int>(total)), true, false);
+      into = staged(r, r.packed_out, recv, type, whole(static_cast<int>(counts[c.rank])), false, true);
+    }
   }
-  r.counts = counts;
+  for (size_t n : counts) r.counts.push_back(n * red.scale);
   const bool equal = std::all_of(counts.begin(), counts.end(), [&](size_t n) { return n == counts[0]; });
   if (equal)
-    issue(r.hcomm, "hcomm_ireduce_scatter",
-          [&](hcomm_request_t* h) { return hcomm_ireduce_scatter(send, into, counts[0], red.dtype, red.op, c.h, h); });
+    issue(r.hcomm, "hcomm_ireduce_scatter", [&](hcomm_request_t* h) {
+      return hcomm_ireduce_scatter(send, into, r.counts[0], red.dtype, red.op, c.h, h);
+    });
   else
     issue(r.hcomm, "hcomm_ireduce_scatter_v", [&](hcomm_request_t* h) {
       return hcomm_ireduce_scatter_v(send, into, r.counts.data(), red.dtype, red.op, c.h, h);
     });
+  keep_until_done(r, red.keep);
 }
 
 void reduce_scatter_block(const Comm& c, Request& r, const void* send, void* recv, int recvcount, MPI_Datatype type,

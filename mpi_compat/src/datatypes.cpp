@@ -9,17 +9,6 @@
 namespace hcomm::mpi {
 namespace {
 
-// MPI 3.1's groups of basic types for reductions (section 5.9.2).
-enum Category {
-  kNone = 0,
-  kInteger = 1,
-  kFortranInteger = 2,
-  kFloating = 4,
-  kLogical = 8,
-  kComplex = 16,
-  kByte = 32,
-  kPair = 64
-};
 constexpr hcomm_dtype_t kNoDtype = HCOMM_NUM_DTYPES;
 
 struct Pair {
@@ -116,36 +105,6 @@ TypeInfo table[] = {
 #undef BASIC
 #undef PAIR
 
-struct OpInfo {
-  MPI_Op handle;
-  const char* name;
-  int categories;    // the types MPI defines it on
-  hcomm_op_t hcomm;  // HCOMM_NUM_OPS: HComm has none
-};
-constexpr int kNumeric = kInteger | kFortranInteger | kFloating;
-const OpInfo ops[] = {
-    {MPI_MAX, "MPI_MAX", kNumeric, HCOMM_MAX},
-    {MPI_MIN, "MPI_MIN", kNumeric, HCOMM_MIN},
-    {MPI_SUM, "MPI_SUM", kNumeric | kComplex, HCOMM_SUM},
-    {MPI_PROD, "MPI_PROD", kNumeric | kComplex, HCOMM_PROD},
-    {MPI_LAND, "MPI_LAND", kInteger | kLogical, HCOMM_NUM_OPS},
-    {MPI_BAND, "MPI_BAND", kInteger | kFortranInteger | kByte, HCOMM_NUM_OPS},
-    {MPI_LOR, "MPI_LOR", kInteger | kLogical, HCOMM_NUM_OPS},
-    {MPI_BOR, "MPI_BOR", kInteger | kFortranInteger | kByte, HCOMM_NUM_OPS},
-    {MPI_LXOR, "MPI_LXOR", kInteger | kLogical, HCOMM_NUM_OPS},
-    {MPI_BXOR, "MPI_BXOR", kInteger | kFortranInteger | kByte, HCOMM_NUM_OPS},
-    {MPI_MINLOC, "MPI_MINLOC", kPair, HCOMM_NUM_OPS},
-    {MPI_MAXLOC, "MPI_MAXLOC", kPair, HCOMM_NUM_OPS},
-    {MPI_REPLACE, "MPI_REPLACE", kNone, HCOMM_NUM_OPS},  // one-sided accumulates only
-    {MPI_NO_OP, "MPI_NO_OP", kNone, HCOMM_NUM_OPS},
-};
-
-const OpInfo* find_op(MPI_Op op) {
-  for (const OpInfo& o : ops)
-    if (o.handle == op) return &o;
-  return nullptr;
-}
-
 const TypeInfo* find_predefined(MPI_Datatype type) {
   for (const TypeInfo& t : table)
     if (t.handle == type) return &t;
@@ -156,6 +115,7 @@ const TypeInfo* find_predefined(MPI_Datatype type) {
 // { value; int; }) the value and the int.
 Layout predefined_layout(const TypeInfo& t) {
   Layout l;
+  l.basic = t.handle;
   l.size = t.size;
   l.extent = l.true_extent = static_cast<MPI_Aint>(t.extent);
   if (t.size == t.extent) {
@@ -227,31 +187,6 @@ void unpack(const unsigned char* in, size_t first, size_t count, size_t bytes, c
       if (!bytes) return;
     }
   }
-}
-
-const char* op_name(MPI_Op op) {
-  const OpInfo* o = find_op(op);
-  return o ? o->name : "an unknown op";
-}
-
-Reduction reduction_of(MPI_Datatype type, MPI_Op op) {
-  const TypeInfo& t = type_of(type);
-  if (!find_predefined(type))
-    fail(MPI_ERR_UNSUPPORTED_OPERATION, "reductions on derived datatypes are not implemented yet");
-  const OpInfo* o = find_op(op);
-  if (!o) {
-    if (op == MPI_OP_NULL) fail(MPI_ERR_OP, "op is MPI_OP_NULL");
-    fail(MPI_ERR_OP, "op 0x%x is no predefined operation (MPI_Op_create is not implemented yet)",
-         static_cast<unsigned>(op));
-  }
-  if (!(o->categories & t.category))
-    fail(MPI_ERR_OP, "%s is not defined on %s (MPI 3.1 section 5.9.2)", o->name, t.name);
-  if (o->hcomm == HCOMM_NUM_OPS || t.reduce == kNoDtype)
-    fail(MPI_ERR_UNSUPPORTED_OPERATION,
-         "%s on %s is not implemented yet: HComm reduces MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX on 8, 32 and 64 bit "
-         "integers, MPI_FLOAT and MPI_DOUBLE",
-         o->name, t.name);
-  return {t.reduce, o->hcomm};
 }
 
 }  // namespace hcomm::mpi

@@ -1,6 +1,6 @@
 // Datatypes and operations: what a type's elements occupy in memory and
 // how many bytes they move as (packed: the data without its gaps), and the
-// HComm dtype and op a reduction maps onto.
+// HComm dtype and op a reduction maps onto (ops.cpp).
 #pragma once
 
 #include <hcomm/hcomm.h>
@@ -12,12 +12,24 @@
 
 namespace hcomm::mpi {
 
+// MPI 3.1's groups of basic types for reductions (section 5.9.2).
+enum Category {
+  kNone = 0,
+  kInteger = 1,
+  kFortranInteger = 2,
+  kFloating = 4,
+  kLogical = 8,
+  kComplex = 16,
+  kByte = 32,
+  kPair = 64
+};
+
 struct TypeInfo {
   MPI_Datatype handle;
   const char* name;
   size_t size;           // bytes of data (MPI_Type_size): what an element moves as
   size_t extent;         // bytes from one element to the next (MPI_Type_get_extent)
-  int category;          // which reductions MPI defines on it (datatypes.cpp)
+  int category;          // which reductions MPI defines on it (Category bits)
   hcomm_dtype_t reduce;  // HComm's type for reductions; HCOMM_NUM_DTYPES: none
 };
 
@@ -34,6 +46,9 @@ struct Layout {
   MPI_Aint lb = 0, extent = 0;            // MPI_Type_get_extent
   MPI_Aint true_lb = 0, true_extent = 0;  // MPI_Type_get_true_extent
   size_t align = 1;                       // the largest alignment of its basic types
+  // The one basic (predefined) type its data is made of, which predefined
+  // ops reduce it as; MPI_DATATYPE_NULL where it has several, or none.
+  MPI_Datatype basic = MPI_DATATYPE_NULL;
   // One run that fills the extent: the elements lie packed already.
   bool dense() const { return runs.size() == 1 && runs[0].offset == 0 && runs[0].bytes == static_cast<size_t>(extent); }
 };
@@ -63,12 +78,21 @@ void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* ar
 void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned char* out);
 void unpack(const unsigned char* in, size_t first, size_t count, size_t bytes, const Layout& l, void* buf);
 const char* op_name(MPI_Op op);
-// The HComm dtype and op that reduce count elements of type with op:
-// MPI_ERR_OP where MPI does not define op on type (or op is no reduction
-// op), MPI_ERR_UNSUPPORTED_OPERATION where MPI does but HComm cannot.
+// How HComm reduces elements of type with op (ops.cpp): the HComm dtype and
+// op, and `scale` HComm elements per MPI element (a derived type that
+// predefined ops reduce as its basic type's elements). HComm's built-in ops
+// where it has them natively; otherwise a user op: a kernel of this layer
+// for a predefined op, the caller's function for an MPI_Op_create op. A type
+// whose elements do not lie packed (`packed`) reduces packed copies
+// (element k at k * size). `keep` is what the HComm op uses, to hold until
+// the call completes. MPI_ERR_OP where MPI does not define op on type (or op
+// is no reduction op).
 struct Reduction {
   hcomm_dtype_t dtype;
   hcomm_op_t op;
+  size_t scale = 1;
+  bool packed = false;
+  std::shared_ptr<void> keep;
 };
 Reduction reduction_of(MPI_Datatype type, MPI_Op op);
 

@@ -77,6 +77,7 @@ Layout build(const std::vector<Block>& blocks, bool pad) {
     true_ub = any ? std::max(true_ub, hi + t.true_lb + t.true_extent) : hi + t.true_lb + t.true_extent;
     l.size += b.n * t.size;
     l.align = std::max(l.align, t.align);
+    l.basic = !any || l.basic == t.basic ? t.basic : MPI_DATATYPE_NULL;
     any = true;
   }
   l.extent = ub - l.lb;

@@ -747,17 +747,6 @@ HCOMM_MPI_API int PMPI_Neighbor_alltoallw([[maybe_unused]] const void* sendbuf, 
   return unsupported("MPI_Neighbor_alltoallw", comm);
 }
 HCOMM_MPI_ALIAS(Neighbor_alltoallw)
-HCOMM_MPI_API int PMPI_Op_commutative([[maybe_unused]] MPI_Op op, [[maybe_unused]] int* commute) {
-  return unsupported("MPI_Op_commutative", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Op_commutative)
-HCOMM_MPI_API int PMPI_Op_create([[maybe_unused]] MPI_User_function* user_fn, [[maybe_unused]] int commute,
-                                 [[maybe_unused]] MPI_Op* op) {
-  return unsupported("MPI_Op_create", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Op_create)
-HCOMM_MPI_API int PMPI_Op_free([[maybe_unused]] MPI_Op* op) { return unsupported("MPI_Op_free", MPI_COMM_WORLD); }
-HCOMM_MPI_ALIAS(Op_free)
 HCOMM_MPI_API int PMPI_Open_port([[maybe_unused]] MPI_Info info, [[maybe_unused]] char* port_name) {
   return unsupported("MPI_Open_port", MPI_COMM_WORLD);
 }
@@ -805,12 +794,6 @@ HCOMM_MPI_API int PMPI_Recv_init([[maybe_unused]] void* buf, [[maybe_unused]] in
   return unsupported("MPI_Recv_init", comm);
 }
 HCOMM_MPI_ALIAS(Recv_init)
-HCOMM_MPI_API int PMPI_Reduce_local([[maybe_unused]] const void* inbuf, [[maybe_unused]] void* inoutbuf,
-                                    [[maybe_unused]] int count, [[maybe_unused]] MPI_Datatype datatype,
-                                    [[maybe_unused]] MPI_Op op) {
-  return unsupported("MPI_Reduce_local", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Reduce_local)
 HCOMM_MPI_API int PMPI_Register_datarep([[maybe_unused]] const char* datarep,
                                         [[maybe_unused]] MPI_Datarep_conversion_function* read_conversion_fn,
                                         [[maybe_unused]] MPI_Datarep_conversion_function* write_conversion_fn,

@@ -50,8 +50,9 @@ static int check_rank = -1;
  * are built against it (the programs say where they step around others):
  * MPI_Reduce with MPI_IN_PLACE at a root other than 0
  * crashes for a count of 1027 (it reads MPI_IN_PLACE as a buffer),
- * MPI_Allgatherv on one rank ignores displs, and a nonblocking receive from
- * MPI_PROC_NULL leaves MPI_SOURCE 0 in its status. */
+ * MPI_Allgatherv on one rank ignores displs, a nonblocking receive from
+ * MPI_PROC_NULL leaves MPI_SOURCE 0 in its status, and MPI_LAND on
+ * MPI_FLOAT passes the op's check (then fails an assertion on two ranks). */
 #if defined(MPICH_VERSION)
 #define MPICH_BUGS 1
 #else

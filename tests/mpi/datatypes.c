@@ -379,15 +379,6 @@ static void bad_arguments(void) {
   if (!MPICH_BUGS)
     EXPECT_CLASS(MPI_Pack(buf, 2, MPI_INT, small, sizeof small, &position, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
   MPI_OK(MPI_Type_free(&uncommitted));
-#ifdef HCOMM_MPI
-  /* Not implemented yet: reductions on derived types. */
-  MPI_Datatype pair;
-  MPI_OK(MPI_Type_contiguous(2, MPI_INT, &pair));
-  MPI_OK(MPI_Type_commit(&pair));
-  int out[8];
-  EXPECT_CLASS(MPI_Allreduce(buf, out, 1, pair, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_UNSUPPORTED_OPERATION);
-  MPI_OK(MPI_Type_free(&pair));
-#endif
   MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 

@@ -78,9 +78,6 @@ int main(int argc, char** argv) {
   EXPECT_CLASS(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart), MPI_ERR_UNSUPPORTED_OPERATION);
   EXPECT_CLASS(MPI_Recv(out, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st), MPI_ERR_UNSUPPORTED_OPERATION);
   EXPECT_CLASS(MPI_Recv(out, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st), MPI_ERR_UNSUPPORTED_OPERATION);
-  short shorts[2] = {1, 2}, shorts_out[2];
-  EXPECT_CLASS(MPI_Allreduce(shorts, shorts_out, 2, MPI_SHORT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_UNSUPPORTED_OPERATION);
-  EXPECT_CLASS(MPI_Allreduce(buf, out, 2, MPI_INT, MPI_BAND, MPI_COMM_WORLD), MPI_ERR_UNSUPPORTED_OPERATION);
 #endif
 
   /* The handler is per communicator: a dup inherits MPI_ERRORS_RETURN. */

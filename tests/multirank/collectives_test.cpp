@@ -3,8 +3,8 @@
 //   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT] [--memory cuda]
 //
 // GROUP is a collective of cases.cpp's table, barrier, sendrecv, split
-// (sub-communicators), or mixed (every collective in flight at once, then the
-// C++ API). A collective runs
+// (sub-communicators), user_ops (user_ops.cpp), or mixed (every collective in
+// flight at once, then the C++ API). A collective runs
 // under every algorithm that serves it: the names the algorithm plugins
 // provide, each forced on the communicator in turn (those it refuses for this
 // collective are skipped; none at all is a failure). Each algorithm runs every
@@ -69,6 +69,8 @@ std::vector<std::string> provided_algorithms() {
   return names;
 }
 
+}  // namespace
+
 // The algorithms the communicator accepts for `coll`; the choice goes back to
 // the selector afterwards.
 std::vector<std::string> algorithms_serving(Job& job, hcomm_coll_t coll, std::string_view coll_name) {
@@ -83,6 +85,8 @@ std::vector<std::string> algorithms_serving(Job& job, hcomm_coll_t coll, std::st
   job.check(hcomm_comm_force_algorithm(job.comm, coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
   return serving;
 }
+
+namespace {
 
 // The algorithm the selector runs for a case: the forced one, unless it
 // does not serve the call; empty when none does (the call then fails).
@@ -121,6 +125,9 @@ bool g_device_memory = false;
 void cuda_check(Job& job, cudaError_t e, const char* what) {
   if (e != cudaSuccess) job.fatal(std::string(what) + ": " + cudaGetErrorString(e), HCOMM_ERR_SYSTEM);
 }
+
+// A user op's function, which a call on device buffers must never reach.
+void never_called(const void*, void*, size_t, hcomm_dtype_t, void*) { std::abort(); }
 
 // The case's call on device copies of its buffers; the results come back to
 // the host buffers for the checks. Returns the call's status.
@@ -292,6 +299,19 @@ void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
     if (rc != HCOMM_ERR_UNSUPPORTED || request)
       job.fail(describe(c, test) + " on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
                hcomm_result_string(rc));
+    // A user op on device buffers, blocking: refused too (user ops run on the host).
+    if (test.reduces) {
+      Case u = c;
+      u.nonblocking = false;
+      Setup us;
+      test.prepare(u, job.ranks, us);
+      job.check(hcomm_op_create(never_called, nullptr, 1, &u.op), "hcomm_op_create");
+      const hcomm_result_t user_rc = call_on_device(job, u, test, us, nullptr);
+      job.check(hcomm_op_destroy(u.op), "hcomm_op_destroy");
+      if (user_rc != HCOMM_ERR_UNSUPPORTED)
+        job.fail(std::string(test.name) + " with a user op on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
+                 hcomm_result_string(user_rc));
+    }
   }
 #endif
   job.summary(std::string(g_device_memory ? "device memory: " : "") + std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
@@ -386,7 +406,8 @@ std::vector<size_t> parse_counts(const char* text) {
 Options parse_options(int argc, char** argv) {
   Options o;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s COLLECTIVE|barrier|sendrecv|mixed|split [--counts 0,1,7] [--large COUNT]\n",
+    std::fprintf(stderr,
+                 "usage: %s COLLECTIVE|barrier|sendrecv|mixed|split|user_ops [--counts 0,1,7] [--large COUNT]\n",
                  argv[0]);
     std::exit(2);
   }
@@ -417,7 +438,7 @@ int main(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   const CollectiveTest* test = find_collective_test(options.group);
   if (!test && options.group != "barrier" && options.group != "sendrecv" && options.group != "mixed" &&
-      options.group != "split") {
+      options.group != "split" && options.group != "user_ops") {
     std::fprintf(stderr, "no test group '%s'\n", options.group.c_str());
     return 2;
   }
@@ -448,6 +469,8 @@ int main(int argc, char** argv) {
     test_create_group(job);
   } else if (options.group == "sendrecv")
     test_point_to_point(job, options.counts, options.large);
+  else if (options.group == "user_ops")
+    test_user_ops(job, options.counts, options.large);
   else {
     test_mixed(job);
     test_cxx(job);

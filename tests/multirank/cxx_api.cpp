@@ -22,6 +22,14 @@ void expect_elements(Job& job, const std::string& what, const std::vector<T>& go
   }
 }
 
+// A user op that does not commute: x op y = x, so a reduction in rank
+// order gives rank 0's input.
+void keep_left(const void* in, void* inout, size_t count, hcomm_dtype_t, void*) {
+  const auto* x = static_cast<const int64_t*>(in);
+  auto* y = static_cast<int64_t*>(inout);
+  for (size_t i = 0; i < count; ++i) y[i] = x[i];
+}
+
 // `call` must throw an invalid-argument hcomm::Error whose text holds `names`.
 template <class F>
 void expect_refused(Job& job, const std::string& what, const char* names, F&& call) {
@@ -74,6 +82,15 @@ void test_cxx(Job& job) {
   comm.reduce_scatter(std::span<const int32_t>(contributions), std::span<int32_t>(reduced), HCOMM_SUM);
   expect_elements(job, "reduce_scatter", reduced,
                   [&](size_t j) { return static_cast<int64_t>(static_cast<size_t>(me) * block + j) * ranks_sum; });
+
+  {
+    hcomm::UserOp first(keep_left, nullptr, false);
+    hcomm::UserOp moved = std::move(first);
+    std::vector<int64_t> values(7);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = me64 * 1000 + static_cast<int64_t>(i);
+    comm.allreduce(std::span<int64_t>(values), moved);
+    expect_elements(job, "allreduce of a user op in rank order", values, [](size_t i) { return i; });
+  }
 
   std::vector<int32_t> outgoing(3 * static_cast<size_t>(n)), incoming(outgoing.size());
   for (size_t k = 0; k < outgoing.size(); ++k) outgoing[k] = me * 100 + static_cast<int32_t>(k / 3 * 10 + k % 3);

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "test_job.hpp"
@@ -26,5 +28,14 @@ void test_split(Job& job, const std::vector<size_t>& counts);
 void test_split_share(Job& job);
 // hcomm_comm_create_group (split_share.cpp).
 void test_create_group(Job& job);
+
+// The algorithms the communicator accepts for `coll` (forced in turn); the
+// choice goes back to the selector afterwards.
+std::vector<std::string> algorithms_serving(Job& job, hcomm_coll_t coll, std::string_view coll_name);
+
+// User ops (hcomm_op_create) in every reducing collective over `counts`
+// (and, unless 0, a `large` count), an op destroyed while in flight, and
+// bad op arguments.
+void test_user_ops(Job& job, const std::vector<size_t>& counts, size_t large);
 
 }  // namespace hcomm::test

@@ -15,6 +15,7 @@
 
 #include "algorithm_plugins.hpp"
 #include "algorithm_run.hpp"
+#include "algorithm_values.hpp"
 
 namespace hcomm::algotest {
 namespace {
@@ -23,25 +24,29 @@ namespace {
 constexpr int kRank = 1;
 
 // A case that `entry` builds, with steps on kRank: the base every bad call
-// spoils in one argument.
+// spoils in one argument. An algorithm that keeps rank order may serve
+// user ops that do not commute only.
 std::optional<Case> buildable_case(const AlgorithmEntry& entry) {
-  for (const View& view : kViews)
-    for (int n : {4, 5, 3, 2, 8})
-      for (uint64_t count : {10, 37}) {
-        if (n < entry.desc->min_ranks || n > entry.desc->max_ranks) continue;
-        const Case c = {.coll = entry.coll,
-                        .nranks = n,
-                        .count = count,
-                        .root = 0,
-                        .in_place = false,
-                        .chunking = &kChunkings[0],
-                        .workload = {HCOMM_INT64, HCOMM_SUM},
-                        .view = &view,
-                        .seed = 1};
-        const CallArgs args(c);
-        const Built built = build_all(*entry.desc, args, c);
-        if (built.all(HCOMM_SUCCESS) && !built.ranks[kRank].steps.empty()) return c;
-      }
+  std::vector<Workload> workloads = {{HCOMM_INT64, HCOMM_SUM}};
+  if (keeps_rank_order(*entry.desc, entry.coll)) workloads.push_back({kRecordDtype, HCOMM_OP_USER_ORDERED});
+  for (const Workload& workload : workloads)
+    for (const View& view : kViews)
+      for (int n : {4, 5, 3, 2, 8})
+        for (uint64_t count : {10, 37}) {
+          if (n < entry.desc->min_ranks || n > entry.desc->max_ranks) continue;
+          const Case c = {.coll = entry.coll,
+                          .nranks = n,
+                          .count = count,
+                          .root = 0,
+                          .in_place = false,
+                          .chunking = &kChunkings[0],
+                          .workload = workload,
+                          .view = &view,
+                          .seed = 1};
+          const CallArgs args(c);
+          const Built built = build_all(*entry.desc, args, c);
+          if (built.all(HCOMM_SUCCESS) && !built.ranks[kRank].steps.empty()) return c;
+        }
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
 #include "algorithm_case.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -89,10 +90,20 @@ const std::vector<View> kViews = {
     {"hosts", 0, 0, {0, 0, 1, 1, 0, 2, 1, 2, 0, 3, 3, 1, 2, 3, 0, 1, 2}},
 };
 
-size_t dtype_size(hcomm_dtype_t dtype) { return dtype == HCOMM_FLOAT32 ? 4 : dtype == HCOMM_INT64 ? 8 : 1; }
+size_t dtype_size(hcomm_dtype_t dtype) {
+  if (dtype == kRecordDtype) return sizeof(Record);
+  return dtype == HCOMM_FLOAT32 ? 4 : dtype == HCOMM_INT64 ? 8 : 1;
+}
+
+bool keeps_rank_order(const hcomm_algorithm_desc_t& algo, hcomm_coll_t coll) {
+  return algo.size >= offsetof(hcomm_algorithm_desc_t, ordered_colls) + sizeof algo.ordered_colls &&
+         (algo.ordered_colls & (1u << coll));
+}
 
 std::string workload_name(const Workload& w, bool reduces) {
   static const char* const kOps[] = {"sum", "prod", "min", "max", "avg"};
+  if (w.dtype == kRecordDtype)
+    return reduces ? (w.op == HCOMM_OP_USER_ORDERED ? "record_ordered" : "record_commutative") : "record";
   std::string name = w.dtype == HCOMM_FLOAT32 ? "float32" : w.dtype == HCOMM_INT64 ? "int64" : "uint8";
   if (!reduces) return name;
   return name + "_" + (w.op == kRankOrderOp ? "rank_order" : kOps[w.op]);

@@ -59,7 +59,10 @@ struct Workload {
   hcomm_dtype_t dtype;
   hcomm_op_t op;
 };
-size_t dtype_size(hcomm_dtype_t dtype);  // of the types the harness runs: int64, float32
+size_t dtype_size(hcomm_dtype_t dtype);  // of the types the harness runs: int64, float32, Record
+// Whether `algo` lists `coll` in ordered_colls: it combines calls of a user
+// op that does not commute in rank order.
+bool keeps_rank_order(const hcomm_algorithm_desc_t& algo, hcomm_coll_t coll);
 std::string workload_name(const Workload& w, bool reduces);
 
 struct Case {

@@ -3,7 +3,9 @@
 // counts 0, 1, 7, 37 (1100 on a few sizes), every root on small
 // communicators, in place and not, four chunkings, int64 and float32 data
 // (int64 sum, max, avg and prod, float32 sum for reductions; scan and exscan
-// take the rank-order op in avg's place, which checks their operand order) and four views
+// take the rank-order op in avg's place, which checks their operand order;
+// 12-byte records with a commutative user op, and, where the algorithm keeps
+// rank order for the collective, with one that does not commute) and four views
 // of the communicator (plain, mapped with a large and a tiny window, windows
 // without peer buffers). One test per (plugin, algorithm, collective); an
 // algorithm may decline a case, but not all of them.
@@ -37,7 +39,21 @@ const Workload kRankOrderReductions[] = {{HCOMM_INT64, HCOMM_SUM},
                                          {HCOMM_INT64, kRankOrderOp},
                                          {HCOMM_INT64, HCOMM_PROD},
                                          {HCOMM_FLOAT32, HCOMM_SUM}};
-const Workload kMoves[] = {{HCOMM_INT64, HCOMM_SUM}, {HCOMM_FLOAT32, HCOMM_SUM}};
+const Workload kMoves[] = {{HCOMM_INT64, HCOMM_SUM}, {HCOMM_FLOAT32, HCOMM_SUM}, {kRecordDtype, HCOMM_SUM}};
+
+// The reductions an algorithm runs for its collective: the built-in ones
+// (the rank-order op's in avg's place for scan and exscan) and records
+// (opaque 12-byte elements, cut only whole) with a commutative user op;
+// with one that does not commute where it keeps rank order.
+std::vector<Workload> reductions(const AlgorithmEntry& entry) {
+  const bool rank_order = coll_traits(entry.coll)->rank_order;
+  std::vector<Workload> out = rank_order
+                                  ? std::vector<Workload>(std::begin(kRankOrderReductions), std::end(kRankOrderReductions))
+                                  : std::vector<Workload>(std::begin(kReductions), std::end(kReductions));
+  out.push_back({kRecordDtype, HCOMM_OP_USER_COMMUTATIVE});
+  if (keeps_rank_order(*entry.desc, entry.coll)) out.push_back({kRecordDtype, HCOMM_OP_USER_ORDERED});
+  return out;
+}
 
 std::vector<int> roots(const CollTraits& t, int n) {
   if (!t.rooted) return {0};
@@ -59,6 +75,7 @@ std::vector<uint64_t> counts(const CollTraits& t, int n) {
 std::vector<Case> cases(const AlgorithmEntry& entry) {
   const CollTraits& t = *coll_traits(entry.coll);
   const std::vector<bool> in_place = t.in_place == InPlace::kNone ? std::vector<bool>{false} : std::vector{false, true};
+  const std::vector<Workload> reducing = reductions(entry);
   std::vector<Case> out;
   for (int n : kRankCounts) {
     if (n < entry.desc->min_ranks || n > entry.desc->max_ranks) continue;
@@ -67,9 +84,7 @@ std::vector<Case> cases(const AlgorithmEntry& entry) {
         for (bool inplace : in_place)
           for (const Chunking& chunking : kChunkings) {
             const uint32_t index = static_cast<uint32_t>(out.size());
-            const Workload w = t.rank_order ? kRankOrderReductions[index % std::size(kRankOrderReductions)]
-                               : t.reduces  ? kReductions[index % std::size(kReductions)]
-                                            : kMoves[index % std::size(kMoves)];
+            const Workload w = t.reduces ? reducing[index % reducing.size()] : kMoves[index % std::size(kMoves)];
             out.push_back({.coll = entry.coll,
                            .nranks = n,
                            .count = count,

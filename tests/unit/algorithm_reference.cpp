@@ -3,6 +3,7 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "algorithm_values.hpp"
 
@@ -18,14 +19,22 @@ constexpr uint8_t kWindowFill = 0xC3;  // a window holds what earlier calls left
 template <class T>
 T input_value(const hcomm_coll_args_t& a, int rank, uint64_t i) {
   const uint64_t r = static_cast<uint64_t>(rank);
-  if (!coll_traits(a.coll)->reduces) return static_cast<T>(r * 65536 + i % 65536 + 1);  // exact in float32
-  if (a.op == kRankOrderOp) return static_cast<T>(rank_range(rank, rank));
-  if (a.op == HCOMM_PROD) {
-    static const int kSmall[] = {1, -1, 2, 1, -2, 3};  // |product| <= 3^nranks
-    return static_cast<T>(kSmall[(i * 7 + r * 3) % 6]);
+  if constexpr (std::is_same_v<T, Record>) {
+    const auto word = [](uint64_t v) {
+      v = (v ^ (v >> 31)) * 0x7FB5D329728EA185ull;
+      return static_cast<uint32_t>(v ^ (v >> 29));
+    };
+    return Record{word(r << 40 ^ i) | 1u, word(r << 40 ^ i ^ 0x9E3779B97F4A7C15ull), 1};
+  } else {
+    if (!coll_traits(a.coll)->reduces) return static_cast<T>(r * 65536 + i % 65536 + 1);  // exact in float32
+    if (a.op == kRankOrderOp) return static_cast<T>(rank_range(rank, rank));
+    if (a.op == HCOMM_PROD) {
+      static const int kSmall[] = {1, -1, 2, 1, -2, 3};  // |product| <= 3^nranks
+      return static_cast<T>(kSmall[(i * 7 + r * 3) % 6]);
+    }
+    if (sizeof(T) == 4) return static_cast<T>(static_cast<int>((i * 31 + r * 17) % 101) - 50);
+    return static_cast<T>(static_cast<int64_t>((i * 7919 + r * 104729) % 20011) - 10005);
   }
-  if (sizeof(T) == 4) return static_cast<T>(static_cast<int>((i * 31 + r * 17) % 101) - 50);
-  return static_cast<T>(static_cast<int64_t>((i * 7919 + r * 104729) % 20011) - 10005);
 }
 
 // Which ranks' send block feeds rank r's receive block b: ranks first to
@@ -104,7 +113,8 @@ void write_outputs(const CallArgs& args, const std::vector<RankMemory>& initial,
           const T x = load<T>(element(from, HCOMM_BUF_SEND, sb, i, sizeof(T)));
           v = q == first ? x : combine(a.op, v, x);
         }
-        if (coll_traits(a.coll)->reduces && a.op == HCOMM_AVG) v /= static_cast<T>(n);
+        if constexpr (std::is_arithmetic_v<T>)
+          if (coll_traits(a.coll)->reduces && a.op == HCOMM_AVG) v /= static_cast<T>(n);
         store(element(m, HCOMM_BUF_RECV, rb, i, sizeof(T)), v);
       }
     }
@@ -117,7 +127,10 @@ std::string shown(const uint8_t* p, uint8_t canary) {
   for (size_t i = 0; i < sizeof(T); ++i) is_canary = is_canary && p[i] == canary;
   if (is_canary) return "the untouched canary";
   std::ostringstream s;
-  s << +load<T>(p);
+  if constexpr (std::is_arithmetic_v<T>)
+    s << +load<T>(p);
+  else
+    s << load<T>(p);
   return s.str();
 }
 
@@ -163,6 +176,7 @@ void compare_arenas(const CallArgs& args, const std::vector<RankMemory>& expecte
 // Calls fn with a value of the call's element type.
 template <class Fn>
 void typed(const CallArgs& args, Fn fn) {
+  if (args.at(0).dtype == kRecordDtype) return fn(Record{});
   switch (args.at(0).dtype) {
     case HCOMM_FLOAT32:
       return fn(float{});

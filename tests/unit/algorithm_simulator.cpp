@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 #include "algorithm_values.hpp"
 
@@ -15,13 +16,15 @@ template <class T>
 void reduce_as(hcomm_op_t op, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t count, int avg_divisor) {
   for (size_t i = 0; i < count; ++i) {
     T v = combine(op, load<T>(a + i * sizeof(T)), load<T>(b + i * sizeof(T)));
-    if (avg_divisor) v /= static_cast<T>(avg_divisor);
+    if constexpr (std::is_arithmetic_v<T>)
+      if (avg_divisor) v /= static_cast<T>(avg_divisor);
     store(dst + i * sizeof(T), v);
   }
 }
 
 void reduce(hcomm_dtype_t dtype, hcomm_op_t op, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t count,
             int avg_divisor) {
+  if (dtype == kRecordDtype) return reduce_as<Record>(op, dst, a, b, count, avg_divisor);
   switch (dtype) {
     case HCOMM_FLOAT32:
       return reduce_as<float>(op, dst, a, b, count, avg_divisor);

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <type_traits>
 
+#include "hcomm/plugin/algorithm.h"
 #include "hcomm/types.h"
 
 namespace hcomm::algotest {
@@ -51,6 +53,27 @@ T combine(hcomm_op_t op, T a, T b) {
     default:
       return a + b;  // SUM, and AVG before its division
   }
+}
+
+// The opaque element the harness reduces with user ops (12 bytes, not a
+// power of two): an affine map x -> a*x + b mod 2^32 and a count of the
+// inputs in it. HCOMM_OP_USER_ORDERED composes the maps in order (it does
+// not commute); HCOMM_OP_USER_COMMUTATIVE multiplies the a's and adds the
+// b's. A result in another order, or from a cut element, differs.
+struct Record {
+  uint32_t a, b, n;
+  bool operator==(const Record&) const = default;
+};
+static_assert(sizeof(Record) == 12);
+inline const hcomm_dtype_t kRecordDtype = HCOMM_DTYPE_OPAQUE(sizeof(Record));
+
+inline Record combine(hcomm_op_t op, Record x, Record y) {
+  if (op == HCOMM_OP_USER_ORDERED) return {x.a * y.a, x.b * y.a + y.b, x.n + y.n};
+  return {x.a * y.a, x.b + y.b, x.n + y.n};
+}
+
+inline std::ostream& operator<<(std::ostream& s, const Record& r) {
+  return s << "{" << r.a << ", " << r.b << ", " << r.n << "}";
 }
 
 }  // namespace hcomm::algotest

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -100,7 +101,29 @@ TEST(TreePlugin, RegistersEachAlgorithmForItsCollectives) {
   for (hcomm_coll_t coll : {HCOMM_COLL_ALLREDUCE, HCOMM_COLL_BROADCAST, HCOMM_COLL_REDUCE})
     EXPECT_NE(find("double_binary_tree", coll), nullptr) << coll;
   EXPECT_EQ(find("double_binary_tree", HCOMM_COLL_GATHER), nullptr);
-  EXPECT_EQ(find("knomial", HCOMM_COLL_ALLREDUCE), nullptr);
+  // The k-nomial reduce keeps rank order; the allreduce serves ops that do
+  // not commute only.
+  for (const char* name : {"binomial", "knomial"}) {
+    EXPECT_EQ(find(name, HCOMM_COLL_REDUCE)->ordered_colls, 1u << HCOMM_COLL_REDUCE);
+    EXPECT_EQ(find(name, HCOMM_COLL_BROADCAST)->ordered_colls, 0u);
+    const hcomm_algorithm_desc_t* allreduce = find(name, HCOMM_COLL_ALLREDUCE);
+    ASSERT_NE(allreduce, nullptr) << name;
+    EXPECT_EQ(allreduce->ordered_colls, 1u << HCOMM_COLL_ALLREDUCE);
+    hcomm_coll_args_t args = {.size = sizeof args,
+                              .coll = HCOMM_COLL_ALLREDUCE,
+                              .count = 100,
+                              .dtype = HCOMM_INT64,
+                              .dtype_size = 8,
+                              .op = HCOMM_SUM};
+    const hcomm_comm_view_t view = {.size = sizeof view,
+                                    .rank = 0,
+                                    .nranks = 5,
+                                    .link = {.alpha_us = 5, .beta_us_per_byte = 1e-4, .gamma_us_per_byte = 1e-5}};
+    EXPECT_TRUE(std::isinf(allreduce->cost(&args, &view))) << name;
+    args.op = HCOMM_OP_USER_ORDERED;
+    EXPECT_TRUE(std::isfinite(allreduce->cost(&args, &view))) << name;
+  }
+  EXPECT_EQ(find("double_binary_tree", HCOMM_COLL_ALLREDUCE)->ordered_colls, 0u);
 }
 
 // ---------------------------------------------------------------------------

@@ -49,8 +49,8 @@ typedef struct hcomm_coll_args {
   hcomm_coll_t coll;
   size_t count;       /* elements per rank as the public API defines it */
   hcomm_dtype_t dtype;
-  size_t dtype_size;  /* bytes per element */
-  hcomm_op_t op;      /* reductions only */
+  size_t dtype_size;  /* bytes per element; ABI 1.14: any number (opaque dtypes), not only powers of two */
+  hcomm_op_t op;      /* reductions only; ABI 1.14: a user op is one of HCOMM_OP_USER_* */
   int root;           /* rooted collectives only */
   int in_place;       /* see above */
   uint32_t mem_kind;  /* hcomm_mem_kind_t of the buffers */
@@ -61,6 +61,22 @@ typedef struct hcomm_coll_args {
   const size_t* recv_counts;
   const size_t* recv_displs;
 } hcomm_coll_args_t;
+
+/* ABI 1.14: user ops (hcomm_op_create) reach algorithms as one of these two
+ * values, so that one schedule serves every user op of a kind; the executor
+ * applies the call's own op. An element may then be any record of
+ * dtype_size bytes (an opaque dtype): steps cut messages only at multiples
+ * of dtype_size, as chunks do. HCOMM_OP_USER_ORDERED is an op that does not
+ * commute: the selector gives such calls only to algorithms that list their
+ * collective in ordered_colls (hcomm_algorithm_desc_t), which combine in
+ * rank order: the result is x0 op x1 op ... op x(n-1) for rank r's input
+ * xr, in any grouping (the op is associative) but with the operands of
+ * lower ranks always on the left. The reduction steps' left operand is
+ * their src (RECV_REDUCE: dst = src op the peer's data; REDUCE: dst = src op
+ * src2; LOAD_REDUCE: dst = src op the peer's src2), so such an algorithm
+ * keeps the lower ranks' partial result in src. */
+#define HCOMM_OP_USER_COMMUTATIVE ((hcomm_op_t)0x3FFFFF00)
+#define HCOMM_OP_USER_ORDERED ((hcomm_op_t)0x3FFFFF01)
 
 /* The link model an algorithm's cost function uses (alpha-beta-gamma). */
 typedef struct hcomm_link_model {
@@ -116,13 +132,13 @@ typedef struct hcomm_comm_view {
 typedef enum hcomm_step_kind {
   HCOMM_STEP_SEND = 0,        /* src -> peer */
   HCOMM_STEP_RECV = 1,        /* peer -> dst */
-  HCOMM_STEP_RECV_REDUCE = 2, /* dst = src op (peer's data) */
-  HCOMM_STEP_REDUCE = 3,      /* dst = src op src2 */
+  HCOMM_STEP_RECV_REDUCE = 2, /* dst = src op (peer's data): src is the left operand */
+  HCOMM_STEP_REDUCE = 3,      /* dst = src op src2: src is the left operand */
   HCOMM_STEP_COPY = 4,        /* dst = src */
   /* Mapped-memory steps (HCOMM_VIEW_MAPPED only). A reference to the peer's
    * buffer means that rank's buffer in this same call. */
   HCOMM_STEP_LOAD = 5,        /* dst = the peer's src */
-  HCOMM_STEP_LOAD_REDUCE = 6, /* dst = src op the peer's src2 */
+  HCOMM_STEP_LOAD_REDUCE = 6, /* dst = src op the peer's src2: src is the left operand */
   HCOMM_STEP_STORE = 7,       /* the peer's dst = src (from 4 KiB past this core's caches: the peer reads memory) */
   HCOMM_STEP_SIGNAL = 8,      /* tells the peer this rank got here (flag `match`); ABI 1.3: with bytes, carries src */
   HCOMM_STEP_WAIT = 9         /* waits for the peer's SIGNAL with the same match; ABI 1.3: with bytes, into dst */
@@ -314,6 +330,10 @@ typedef struct hcomm_algorithm_desc {
    * candidate try. */
   hcomm_result_t (*build)(const hcomm_coll_args_t* args, const hcomm_comm_view_t* comm,
                           hcomm_schedule_builder_t* builder);
+  /* ABI 1.14: the collectives (bits as in colls) whose calls with
+   * HCOMM_OP_USER_ORDERED this algorithm combines in rank order; only these
+   * serve such calls. 0 (or a descriptor too small to hold the field): none. */
+  uint32_t ordered_colls;
 } hcomm_algorithm_desc_t;
 
 typedef struct hcomm_algorithm_v1 {

@@ -25,4 +25,11 @@ constexpr hcomm_algorithm_desc_t any_size_algorithm(const char* name, hcomm_coll
           .build = build};
 }
 
+// `d` combining its calls of HCOMM_OP_USER_ORDERED in rank order, for every
+// collective it serves.
+constexpr hcomm_algorithm_desc_t keeping_rank_order(hcomm_algorithm_desc_t d) {
+  d.ordered_colls = d.colls;
+  return d;
+}
+
 }  // namespace hcomm::algo

@@ -18,6 +18,8 @@ extern const hcomm_algorithm_desc_t kLinearGather;
 extern const hcomm_algorithm_desc_t kLinearScatter;
 extern const hcomm_algorithm_desc_t kLinearAlltoall;
 extern const hcomm_algorithm_desc_t kLinearAlltoallv;
-
+// For user ops that do not commute only (HCOMM_OP_USER_ORDERED).
+extern const hcomm_algorithm_desc_t kLinearReduceScatter;
+extern const hcomm_algorithm_desc_t kLinearReduceScatterV;
 
 }  // namespace hcomm::algo

@@ -11,8 +11,8 @@
 
 extern "C" __attribute__((visibility("default"))) const hcomm_plugin_header_t* hcomm_plugin_v1(void) {
   using namespace hcomm::algo;
-  static const hcomm_algorithm_desc_t* const algorithms[] = {&kBruckAllgather,    &kBruckAlltoall,  &kPairwiseAlltoall,
-                                                             &kPairwiseAlltoallv, &kLinearGather,   &kLinearScatter,
-                                                             &kLinearAlltoall,    &kLinearAlltoallv};
+  static const hcomm_algorithm_desc_t* const algorithms[] = {
+      &kBruckAllgather, &kBruckAlltoall,  &kPairwiseAlltoall, &kPairwiseAlltoallv,   &kLinearGather,
+      &kLinearScatter,  &kLinearAlltoall, &kLinearAlltoallv,  &kLinearReduceScatter, &kLinearReduceScatterV};
   return plugin_header("exchange", HCOMM_ALGORITHM_VERSION, algorithms, std::size(algorithms));
 }

@@ -214,9 +214,10 @@ hcomm_result_t exscan_build(const hcomm_coll_args_t* args, const hcomm_comm_view
 
 }  // namespace
 
+// Lower ranks' data always the left operand: an op that does not commute too.
 constinit const hcomm_algorithm_desc_t kRecursiveDoublingScan =
-    any_size_algorithm("recursive_doubling", HCOMM_COLL_SCAN, scan_cost, scan_build);
+    keeping_rank_order(any_size_algorithm("recursive_doubling", HCOMM_COLL_SCAN, scan_cost, scan_build));
 constinit const hcomm_algorithm_desc_t kRecursiveDoublingExscan =
-    any_size_algorithm("recursive_doubling", HCOMM_COLL_EXSCAN, scan_cost, exscan_build);
+    keeping_rank_order(any_size_algorithm("recursive_doubling", HCOMM_COLL_EXSCAN, scan_cost, exscan_build));
 
 }  // namespace hcomm::algo

@@ -128,9 +128,10 @@ hcomm_result_t chain_exscan_build(const hcomm_coll_args_t* args, const hcomm_com
 
 }  // namespace
 
+// Lower ranks' data always the left operand: an op that does not commute too.
 constinit const hcomm_algorithm_desc_t kRingScan =
-    any_size_algorithm("ring", HCOMM_COLL_SCAN, chain_scan_cost, chain_scan_build);
+    keeping_rank_order(any_size_algorithm("ring", HCOMM_COLL_SCAN, chain_scan_cost, chain_scan_build));
 constinit const hcomm_algorithm_desc_t kRingExscan =
-    any_size_algorithm("ring", HCOMM_COLL_EXSCAN, chain_scan_cost, chain_exscan_build);
+    keeping_rank_order(any_size_algorithm("ring", HCOMM_COLL_EXSCAN, chain_scan_cost, chain_exscan_build));
 
 }  // namespace hcomm::algo

@@ -19,7 +19,8 @@ static_assert(std::size(kRadices) == 3, "kBuildByRadix has one build function pe
 CostInput cost_input(const hcomm_coll_args_t& args, const hcomm_comm_view_t& comm) {
   return {.nranks = comm.nranks,
           .bytes = static_cast<double>(args.count) * static_cast<double>(args.dtype_size),
-          .link = comm.link};
+          .link = comm.link,
+          .op = args.op};
 }
 
 // The index in kRadices of the cheapest radix; the smallest of equally cheap ones.
@@ -70,8 +71,11 @@ hcomm_result_t knomial_build(const hcomm_coll_args_t* args, const hcomm_comm_vie
 
 template <const KnomialCollective& C>
 void add_both(std::vector<hcomm_algorithm_desc_t>& out) {
-  out.push_back(any_size_algorithm("binomial", C.coll, binomial_cost<C>, binomial_build<C>));
-  out.push_back(any_size_algorithm("knomial", C.coll, knomial_cost<C>, knomial_build<C>));
+  for (hcomm_algorithm_desc_t d : {any_size_algorithm("binomial", C.coll, binomial_cost<C>, binomial_build<C>),
+                                   any_size_algorithm("knomial", C.coll, knomial_cost<C>, knomial_build<C>)}) {
+    if (C.keeps_rank_order) d = keeping_rank_order(d);
+    out.push_back(d);
+  }
 }
 
 }  // namespace
@@ -84,6 +88,7 @@ const std::vector<hcomm_algorithm_desc_t>& knomial_algorithms() {
     add_both<kKnomialGather>(v);
     add_both<kKnomialScatter>(v);
     add_both<kKnomialBarrier>(v);
+    add_both<kKnomialOrderedAllreduce>(v);
     return v;
   }();
   return all;

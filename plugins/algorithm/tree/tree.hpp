@@ -11,7 +11,8 @@
 
 namespace hcomm::algo {
 
-// "binomial" and "knomial": broadcast, reduce, gather, scatter, barrier.
+// "binomial" and "knomial": broadcast, reduce, gather, scatter, barrier, and
+// allreduce for user ops that do not commute.
 const std::vector<hcomm_algorithm_desc_t>& knomial_algorithms();
 // "double_binary_tree": allreduce, broadcast, reduce.
 const std::vector<hcomm_algorithm_desc_t>& double_binary_tree_algorithms();
