@@ -222,10 +222,12 @@ const PluginInfo& load_transport(const std::string& name) {
   HCOMM_THROW(HCOMM_ERR_INTERNAL, "transport plugin %s was not found", name.c_str());
 }
 
+// found() first: its first call takes load_mutex itself.
 std::vector<const PluginInfo*> load_kind(hcomm_plugin_kind_t kind) {
   std::vector<const PluginInfo*> out;
+  std::vector<PluginInfo>& list = found();
   std::lock_guard lock(load_mutex());
-  for (PluginInfo& info : found())
+  for (PluginInfo& info : list)
     if (info.expected_kind == kind) {
       load_locked(info);
       out.push_back(&info);
