@@ -235,11 +235,13 @@ HCOMM_API hcomm_result_t hcomm_iscatter(const void* sendbuf, void* recvbuf, size
  *    first-sent message that matches it, whatever their tags. Each message
  *    sends an envelope (tag, bytes, and up to 4 KiB of data) that the
  *    receiver takes into buffers of its own and matches there; larger data
- *    follows as a second message that lands straight in the receive buffer
- *    once matched. Probes (hcomm_probe, hcomm_mprobe), synchronous sends
- *    (hcomm_ssend) and hcomm_cancel need this mode.
- * A wildcard, a probe, a synchronous send or a matched receive on a
- * communicator in exact mode is HCOMM_ERR_INVALID_ARGUMENT. */
+ *    moves once its envelope matched a receive, which asks for it, straight
+ *    into the receive buffer. A receive from a rank that destroyed its
+ *    communicator fails alone (HCOMM_ERR_REMOTE). Probes (hcomm_probe,
+ *    hcomm_mprobe), synchronous sends (hcomm_ssend) and hcomm_cancel need
+ *    this mode.
+ * A wildcard, a probe or a synchronous send on a communicator in exact mode
+ * is HCOMM_ERR_INVALID_ARGUMENT. */
 #define HCOMM_TAG_MAX 0x7FFFFFFF
 #define HCOMM_ANY_SOURCE (-1) /* as a receive's or probe's peer: any rank (matching mode any) */
 #define HCOMM_ANY_TAG (-1)    /* as a receive's or probe's tag: any tag (matching mode any) */
