@@ -82,7 +82,8 @@ hcomm_result_t split(const char* fn, hcomm_comm_t comm, int color, std::optional
     comm::Communicator& c = checked_comm(fn, comm);
     HCOMM_ARG_CHECK(color >= 0 || color == HCOMM_SPLIT_NOCOLOR,
                     "%s: color is %d; pass a color of 0 or more, or HCOMM_SPLIT_NOCOLOR (-1)", fn, color);
-    *newcomm = handle_of(c.split(color, key.value_or(c.rank()), config ? comm::Config::resolve(config) : c.config()));
+    *newcomm = handle_of(
+        c.split(color, key.value_or(c.rank()), config ? comm::Config::resolve(config, &c.config()) : c.config()));
     return HCOMM_SUCCESS;
   });
 }
@@ -109,7 +110,35 @@ hcomm_result_t create_group(hcomm_comm_t comm, int nranks, const int* ranks, int
     }
     HCOMM_ARG_CHECK(seen[c.rank()], "%s: this rank (%d) is not among ranks; only the group's ranks call it", fn,
                     c.rank());
-    *newcomm = handle_of(c.create_group(members, tag, config ? comm::Config::resolve(config) : c.config()));
+    *newcomm =
+        handle_of(c.create_group(members, tag, config ? comm::Config::resolve(config, &c.config()) : c.config()));
+    return HCOMM_SUCCESS;
+  });
+}
+
+// hcomm_test and hcomm_test_status; the request is freed once done or failed.
+hcomm_result_t test(hcomm_request_t request, int* done, hcomm_status_t* status, const char* fn) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(request, "%s: request is NULL", fn);
+    HCOMM_ARG_CHECK(done, "%s: done is NULL", fn);
+    std::unique_ptr<hcomm_request> owned(request);
+    const bool finished =
+        owned->message ? owned->comm->test(owned->message, status) : owned->comm->test(owned->op, status);
+    *done = finished ? 1 : 0;
+    if (!finished) owned.release();  // still running: the caller keeps it
+    return HCOMM_SUCCESS;
+  });
+}
+
+// hcomm_wait and hcomm_wait_status; the request is freed.
+hcomm_result_t wait(hcomm_request_t request, hcomm_status_t* status, const char* fn) {
+  return c_boundary([&] {
+    HCOMM_ARG_CHECK(request, "%s: request is NULL", fn);
+    std::unique_ptr<hcomm_request> owned(request);
+    if (owned->message)
+      owned->comm->wait(owned->message, status);
+    else
+      owned->comm->wait(owned->op, status);
     return HCOMM_SUCCESS;
   });
 }
@@ -144,6 +173,7 @@ HCOMM_API const char* hcomm_result_string(hcomm_result_t result) {
     case HCOMM_ERR_INTERNAL: return "internal error";
     case HCOMM_ERR_CONFIG: return "configuration error";
     case HCOMM_IN_PROGRESS: return "in progress";
+    case HCOMM_ERR_TRUNCATED: return "message truncated";
   }
   return "unknown result";
 }
@@ -273,21 +303,26 @@ HCOMM_API hcomm_result_t hcomm_comm_query_algorithm(hcomm_comm_t comm, hcomm_col
 }
 
 HCOMM_API hcomm_result_t hcomm_test(hcomm_request_t request, int* done) {
-  return c_boundary([&] {
-    HCOMM_ARG_CHECK(request, "hcomm_test: request is NULL");
-    HCOMM_ARG_CHECK(done, "hcomm_test: done is NULL");
-    std::unique_ptr<hcomm_request> owned(request);
-    *done = owned->comm->test(owned->op) ? 1 : 0;
-    if (!*done) owned.release();  // still running: the caller keeps it
-    return HCOMM_SUCCESS;
-  });
+  return test(request, done, nullptr, "hcomm_test");
 }
 
-HCOMM_API hcomm_result_t hcomm_wait(hcomm_request_t request) {
+HCOMM_API hcomm_result_t hcomm_test_status(hcomm_request_t request, int* done, hcomm_status_t* status) {
+  return test(request, done, status, "hcomm_test_status");
+}
+
+HCOMM_API hcomm_result_t hcomm_wait(hcomm_request_t request) { return wait(request, nullptr, "hcomm_wait"); }
+
+HCOMM_API hcomm_result_t hcomm_wait_status(hcomm_request_t request, hcomm_status_t* status) {
+  return wait(request, status, "hcomm_wait_status");
+}
+
+HCOMM_API hcomm_result_t hcomm_cancel(hcomm_request_t request) {
   return c_boundary([&] {
-    HCOMM_ARG_CHECK(request, "hcomm_wait: request is NULL");
-    std::unique_ptr<hcomm_request> owned(request);
-    owned->comm->wait(owned->op);
+    HCOMM_ARG_CHECK(request, "hcomm_cancel: request is NULL");
+    if (request->message)
+      request->comm->cancel(request->message);
+    else
+      request->comm->cancel(request->op);
     return HCOMM_SUCCESS;
   });
 }

@@ -86,11 +86,19 @@ DeviceBuffers device_buffers_of(const char* fn, const Completion& how, std::init
   return out;
 }
 
-hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how) {
+hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how, hcomm_status_t* status) {
   if (how.request)
     *how.request = new hcomm_request{&c, op};
   else
-    c.wait(op);
+    c.wait(op, status);
+  return HCOMM_SUCCESS;
+}
+
+hcomm_result_t complete(comm::Communicator& c, p2p::Message* m, const Completion& how, hcomm_status_t* status) {
+  if (how.request)
+    *how.request = new hcomm_request{&c, nullptr, m};
+  else
+    c.wait(m, status);
   return HCOMM_SUCCESS;
 }
 

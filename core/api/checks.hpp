@@ -67,7 +67,12 @@ inline DeviceBuffers device_buffers(const char* fn, const Completion& how,
                                     std::initializer_list<const void*> buffers) {
   return device::Accelerator::get() ? device_buffers_of(fn, how, buffers) : DeviceBuffers{};
 }
-// Waits for `op` (blocking form) or hands it back as *how.request.
-hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how);
+// Waits for `op` (blocking form, which then sets *status where given) or
+// hands it back as *how.request.
+hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how,
+                        hcomm_status_t* status = nullptr);
+// The same for a message of point to point in matching mode; a blocking
+// form sets *status (may be null), also when the receive fails alone.
+hcomm_result_t complete(comm::Communicator& c, p2p::Message* m, const Completion& how, hcomm_status_t* status);
 
 }  // namespace hcomm::api

@@ -10,7 +10,16 @@ struct hcomm_comm {
   std::unique_ptr<hcomm::comm::Communicator> impl;
 };
 
+// An executor operation (a collective, or point to point in exact mode), or
+// a message of point to point in matching mode.
 struct hcomm_request {
   hcomm::comm::Communicator* comm;
   hcomm::exec::Operation* op;
+  hcomm::p2p::Message* message = nullptr;
+};
+
+// A message a matched probe took out of matching.
+struct hcomm_message {
+  hcomm::comm::Communicator* comm;
+  hcomm::p2p::Arrival* arrival;
 };

@@ -46,6 +46,7 @@ class ArgumentCheck {
   // communicators', set before any call: a message of another (one that
   // used the same tag context on shared connections before) is dropped.
   void identify(uint64_t comm_id) { comm_id_ = comm_id; }
+  uint64_t id() const { return comm_id_; }
 
   // The agreement of a call of `args` served by `algorithm`.
   static exec::Agreement agreement(const hcomm_coll_args_t& args, int nranks, const std::string& algorithm);

@@ -107,6 +107,8 @@ Communicator::Communicator(std::unique_ptr<bootstrap::Bootstrap> bootstrap, cons
   algorithm::Tuning tuning = algorithm::tuning(view, transport::allowed_names(config_.transports));
   schedules_ = std::make_unique<ScheduleCache>(tuning.view, std::move(tuning.rules));
   schedules_->log_score_map();
+  if (config_.p2p_matching_any)
+    matching_ = std::make_unique<p2p::Matching>(*links_, *schedules_, rank_, size_, check_.id());
   bootstrap_->barrier();
   HCOMM_INFO(INIT, "communicator ready: rank %d of %d", rank_, size_);
 }
@@ -189,8 +191,33 @@ void Communicator::leave_links() {
       unfinished = e.what();  // fail() dropped the rest (and stopped shared connections)
     }
   }
+  if (matching_ && unfinished.empty() && broken_.empty()) {
+    // Sends and matched receives in matching mode complete too; receives no
+    // message matched are dropped.
+    class Busy final : public Awaited {
+     public:
+      explicit Busy(const p2p::Matching& m) : m_(m) {}
+      bool done() override { return !m_.busy(); }
+      std::string describe() const override { return "point to point still under way as the communicator goes"; }
+      void pending_peer_ranks(std::vector<int>&) const override {}
+
+     private:
+      const p2p::Matching& m_;
+    } busy(*matching_);
+    try {
+      wait_until(busy);
+    } catch (const Error& e) {
+      unfinished = e.what();
+    }
+  }
   if (links_->sharers() == 1) return;
-  links_->leave(check_.leftovers(),
+  struct Leftovers {
+    std::shared_ptr<void> check, matching;
+  };
+  std::shared_ptr<void> matching_leftovers = matching_ ? matching_->leftovers() : nullptr;
+  std::shared_ptr<void> check_leftovers = check_.leftovers();
+  links_->leave(matching_leftovers ? std::make_shared<Leftovers>(Leftovers{check_leftovers, matching_leftovers})
+                                   : check_leftovers,
                 unfinished.empty() ? ""
                                    : format("rank %d destroyed a communicator sharing them whose operations did not "
                                             "complete (%s)",
@@ -363,6 +390,160 @@ exec::Operation* Communicator::start_p2p(bool send, const hcomm_coll_args_t& arg
   return launch(schedule, buffers, number, exec::p2p_tag_base(tag, number, links_->context()), nullptr, call);
 }
 
+p2p::Matching& Communicator::matching() {
+  if (!matching_)
+    HCOMM_THROW(HCOMM_ERR_INTERNAL, "rank %d: point to point in matching mode on a communicator in exact mode", rank_);
+  return *matching_;
+}
+
+p2p::Message* Communicator::send_matching(const void* buf, uint64_t bytes, int peer, int tag, bool synchronous) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  try {
+    p2p::Message* m = matching().send(buf, bytes, peer, tag, synchronous);
+    progress_all();
+    return m;
+  } catch (const Error& e) {
+    fail(e);
+  }
+}
+
+p2p::Message* Communicator::recv_matching(void* buf, uint64_t room, int source, int tag) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  try {
+    progress_all();  // what arrived meanwhile matches first, in order
+    return matching().recv(buf, room, source, tag);
+  } catch (const Error& e) {
+    fail(e);
+  }
+}
+
+p2p::Message* Communicator::recv_matching(void* buf, uint64_t room, p2p::Arrival* taken) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  try {
+    p2p::Message* m = matching().recv(buf, room, taken);
+    progress_all();
+    return m;
+  } catch (const Error& e) {
+    fail(e);
+  }
+}
+
+bool Communicator::probe(int source, int tag, bool blocking, hcomm_status_t* status, p2p::Arrival** taken) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  p2p::Matching& m = matching();
+  // Done once a message is there, or none can come any more.
+  class Probe final : public Awaited {
+   public:
+    Probe(Communicator& c, int source, int tag) : c_(c), source_(source), tag_(tag) {}
+    bool done() override {
+      c_.probing_ = true;
+      c_.progress_all();
+      c_.probing_ = false;
+      return c_.matching_->find(source_, tag_) || !c_.matching_->gone(source_).empty();
+    }
+    std::string describe() const override {
+      return "probe for a message from " + p2p::who(source_) + " with " + p2p::which(tag_);
+    }
+    void pending_peer_ranks(std::vector<int>& out) const override {
+      for (int r = 0; r < c_.size_; ++r)
+        if (r != c_.rank_ && (source_ == p2p::kAny || r == source_)) out.push_back(r);
+    }
+
+   private:
+    Communicator& c_;
+    int source_, tag_;
+  } probe(*this, source, tag);
+  try {
+    if (!probe.done()) {
+      if (!blocking) return false;
+      wait_until(probe);
+    }
+  } catch (const Error& e) {
+    probing_ = false;
+    fail(e);
+  }
+  const p2p::Arrival* a = nullptr;
+  if (taken)
+    a = *taken = m.take(source, tag);
+  else
+    a = m.find(source, tag);
+  // A probe of a rank whose link closed fails alone, as a receive does.
+  if (!a) HCOMM_THROW(HCOMM_ERR_REMOTE, "%s: none can come: %s", probe.describe().c_str(), m.gone(source).c_str());
+  if (status) *status = hcomm_status_t{.source = a->source, .tag = a->tag, .bytes = a->bytes, .cancelled = 0};
+  return true;
+}
+
+void Communicator::finish(p2p::Message* m, hcomm_status_t* status) {
+  if (status) *status = m->status;
+  const hcomm_result_t code = m->error;
+  const std::string text = code ? m->error_text : "";
+  matching_->release(m);
+  if (code) throw Error(code, text);
+}
+
+bool Communicator::test(p2p::Message* m, hcomm_status_t* status) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  try {
+    if (!matching_->done(*m)) progress_all();
+  } catch (const Error& e) {
+    fail(e);
+  }
+  if (!matching_->done(*m)) return false;
+  finish(m, status);
+  return true;
+}
+
+class Communicator::AwaitedMessage final : public Awaited {
+ public:
+  AwaitedMessage(const p2p::Matching& matching, const p2p::Message& m) : matching_(matching), m_(m) {}
+  bool done() override { return matching_.done(m_); }
+  std::string describe() const override { return matching_.describe(m_); }
+  void pending_peer_ranks(std::vector<int>& out) const override { matching_.pending_peer_ranks(m_, out); }
+
+ private:
+  const p2p::Matching& matching_;
+  const p2p::Message& m_;
+};
+
+void Communicator::wait(p2p::Message* m, hcomm_status_t* status) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  AwaitedMessage awaited(*matching_, *m);
+  try {
+    wait_until(awaited);
+  } catch (const Error& e) {
+    fail(e);
+  }
+  finish(m, status);
+}
+
+void Communicator::cancel(p2p::Message* m) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  matching_->cancel(m);
+}
+
+void Communicator::cancel(exec::Operation* op) {
+  auto it = find(op);
+  if (it == running_.end()) return;  // done already
+  if (!it->p2p)
+    HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                "hcomm_cancel: the request is a collective's (%s), which cannot be "
+                "cancelled; wait for it",
+                it->op->describe().c_str());
+  if (!it->p2p->send)
+    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                "hcomm_cancel: %s is posted in the transport, which cannot withdraw it (exact matching mode); a "
+                "communicator in matching mode any (HCOMM_P2P_MATCHING=any, or the config's p2p_matching) can "
+                "cancel its receives",
+                describe(*it).c_str());
+}
+
 exec::Operation* Communicator::launch(const std::shared_ptr<const exec::Schedule>& schedule, exec::Buffers buffers,
                                       uint32_t seq, uint64_t tag_base, std::vector<uint8_t>* scratch,
                                       std::optional<P2P> p2p, uint64_t signature,
@@ -394,6 +575,7 @@ void Communicator::progress_all() {
   } catch (const Error& e) {
     blame_oldest(e);
   }
+  if (matching_) matching_->progress(probing_);
   for (Running& r : running_) {
     try {
       r.op->advance(*links_);
@@ -442,15 +624,23 @@ void Communicator::blame_oldest(const Error& e) {
   throw Error(e.code(), describe(running_.front()) + " failed: " + e.what());
 }
 
-void Communicator::release(exec::Operation* op) {
+void Communicator::release(exec::Operation* op, hcomm_status_t* status) {
   auto it = find(op);
   if (it == running_.end()) return;
+  if (status) {
+    const bool received = it->p2p && !it->p2p->send;
+    *status = received ? hcomm_status_t{.source = it->p2p->peer,
+                                        .tag = it->p2p->tag,
+                                        .bytes = it->p2p->count * it->op->schedule()->args.dtype_size,
+                                        .cancelled = 0}
+                       : hcomm_status_t{.source = HCOMM_ANY_SOURCE, .tag = HCOMM_ANY_TAG, .bytes = 0, .cancelled = 0};
+  }
   if (it->scratch) scratch_.release(it->scratch);
   if (!it->op->done()) it->op.reset();  // a mapped call that began holds the communicator's turn
   idle_.splice(idle_.begin(), running_, it);
 }
 
-bool Communicator::test(exec::Operation* op) {
+bool Communicator::test(exec::Operation* op, hcomm_status_t* status) {
   const log::RankScope scope(rank_);
   check_usable();
   try {
@@ -460,82 +650,115 @@ bool Communicator::test(exec::Operation* op) {
     fail(e);
   }
   if (!op->done()) return false;
-  release(op);
+  release(op, status);
   return true;
 }
 
-void Communicator::wait(exec::Operation* op) {
+std::string Communicator::Awaited::pending_peers() const {
+  std::vector<int> ranks;
+  pending_peer_ranks(ranks);
+  return ranks.empty() ? "no peer" : rank_list(ranks);
+}
+
+class Communicator::AwaitedOperation final : public Awaited {
+ public:
+  AwaitedOperation(Communicator& c, exec::Operation* op) : c_(c), op_(op) {}
+  bool done() override { return op_->done(); }
+  std::string describe() const override { return c_.describe(*c_.find(op_)); }
+  void pending_peer_ranks(std::vector<int>& out) const override { op_->pending_peer_ranks(out); }
+  std::string pending_peers() const override { return op_->pending_peers(); }
+  [[noreturn]] void blame(const Error& e) override { c_.blame_oldest(e); }
+
+ private:
+  Communicator& c_;
+  exec::Operation* op_;
+};
+
+void Communicator::wait(exec::Operation* op, hcomm_status_t* status) {
   const log::RankScope scope(rank_);
   check_usable();
+  AwaitedOperation awaited(*this, op);
   try {
-    uint64_t events = 0;
-    bool stall_reported = false;
-    Clock::time_point next_peer_check = Clock::time_point::max();
-    const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
-    const auto events_now = [&] {
-      uint64_t n = 0;
-      for (const Running& r : running_) n += r.op->events();
-      return n;
-    };
-    idle_wait_->start();
-    while (!op->done()) {
-      progress_all();
-      if (op->done()) break;
-      const uint64_t now_events = events_now();
-      if (now_events != events) {
-        events = now_events;
-        idle_wait_->moved();
-        if (stall_reported) {
-          bootstrap_->report_stall({}, 0);  // it moves again
-          stall_reported = false;
-        }
-        continue;
-      }
-      check_arguments(false);
-      const std::optional<Clock::time_point> idle_now = idle_wait_->round();
-      if (!idle_now) continue;
-      const Clock::time_point now = *idle_now, last_event = idle_wait_->idle_since();
-      if (next_peer_check == Clock::time_point::max()) next_peer_check = last_event + kPeerCheckInterval;
-      if (now >= next_peer_check) {
-        // What came while this rank slept may be a peer's last message:
-        // that peer may have finished and left, and a question written to
-        // it would fail this call. Peers are looked at only while nothing moves.
-        progress_all();
-        if (op->done() || events_now() != events) continue;
-        try {
-          links_->check_peers();
-        } catch (const Error& e) {
-          blame_oldest(e);
-        }
-        check_arguments(true);
-        next_peer_check = now + kPeerCheckInterval;
-      }
-      if (!stall_reported && now - last_event > timeout / kStallReportParts) {
-        std::vector<int> waits_on;
-        op->pending_peer_ranks(waits_on);
-        bootstrap_->report_stall(waits_on, config_.timeout_s / kStallReportParts);
-        stall_reported = true;
-      }
-      if (now - last_event > timeout) {
-        // The peers waited on may themselves wait: name the ranks the waits
-        // lead to, where the rendezvous found them.
-        const std::optional<std::vector<int>> held_up_by = bootstrap_->held_up_by();
-        const std::string waiting =
-            held_up_by && !held_up_by->empty()
-                ? format(
-                      "held up by %s (%s no progress while the ranks this call waits on waited for %s: a stopped "
-                      "or stuck process, or one that did not make this call)",
-                      rank_list(*held_up_by).c_str(), held_up_by->size() == 1 ? "it made" : "they made",
-                      held_up_by->size() == 1 ? "it" : "them")
-                : "waiting on " + op->pending_peers();
-        HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s: no progress for %g s (HCOMM_TIMEOUT, or the config's timeout_s); %s",
-                    describe(*find(op)).c_str(), config_.timeout_s, waiting.c_str());
-      }
-    }
+    wait_until(awaited);
   } catch (const Error& e) {
     fail(e);
   }
-  release(op);
+  release(op, status);
+}
+
+void Communicator::wait_until(Awaited& awaited) {
+  uint64_t events = 0;
+  bool stall_reported = false;
+  Clock::time_point next_peer_check = Clock::time_point::max();
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config_.timeout_s));
+  const auto events_now = [&] {
+    uint64_t n = matching_ ? matching_->events() : 0;
+    for (const Running& r : running_) n += r.op->events();
+    return n;
+  };
+  const auto progress = [&] {
+    try {
+      progress_all();
+    } catch (const Error& e) {
+      if (!running_.empty()) throw;  // the oldest operation took the blame
+      awaited.blame(e);
+    }
+  };
+  idle_wait_->start();
+  while (!awaited.done()) {
+    progress();
+    if (awaited.done()) break;
+    const uint64_t now_events = events_now();
+    if (now_events != events) {
+      events = now_events;
+      idle_wait_->moved();
+      if (stall_reported) {
+        bootstrap_->report_stall({}, 0);  // it moves again
+        stall_reported = false;
+      }
+      continue;
+    }
+    check_arguments(false);
+    const std::optional<Clock::time_point> idle_now = idle_wait_->round();
+    if (!idle_now) continue;
+    const Clock::time_point now = *idle_now, last_event = idle_wait_->idle_since();
+    if (next_peer_check == Clock::time_point::max()) next_peer_check = last_event + kPeerCheckInterval;
+    if (now >= next_peer_check) {
+      // What came while this rank slept may be a peer's last message:
+      // that peer may have finished and left, and a question written to
+      // it would fail this call. Peers are looked at only while nothing moves.
+      progress();
+      if (awaited.done() || events_now() != events) continue;
+      try {
+        links_->check_peers();
+      } catch (const Error& e) {
+        awaited.blame(e);
+      }
+      check_arguments(true);
+      next_peer_check = now + kPeerCheckInterval;
+    }
+    if (!stall_reported && now - last_event > timeout / kStallReportParts) {
+      std::vector<int> waits_on;
+      awaited.pending_peer_ranks(waits_on);
+      bootstrap_->report_stall(waits_on, config_.timeout_s / kStallReportParts);
+      stall_reported = true;
+    }
+    if (now - last_event > timeout) {
+      // The peers waited on may themselves wait: name the ranks the waits
+      // lead to, where the rendezvous found them.
+      const std::optional<std::vector<int>> held_up_by = bootstrap_->held_up_by();
+      const std::string waiting =
+          held_up_by && !held_up_by->empty()
+              ? format(
+                    "held up by %s (%s no progress while the ranks this call waits on waited for %s: a stopped "
+                    "or stuck process, or one that did not make this call)",
+                    rank_list(*held_up_by).c_str(), held_up_by->size() == 1 ? "it made" : "they made",
+                    held_up_by->size() == 1 ? "it" : "them")
+              : "waiting on " + awaited.pending_peers();
+      HCOMM_THROW(HCOMM_ERR_TIMEOUT, "%s: no progress for %g s (HCOMM_TIMEOUT, or the config's timeout_s); %s",
+                  awaited.describe().c_str(), config_.timeout_s, waiting.c_str());
+    }
+  }
 }
 
 }  // namespace hcomm::comm

@@ -23,6 +23,7 @@
 #include "core/exec/operation.hpp"
 #include "core/exec/scratch_pool.hpp"
 #include "core/links/links.hpp"
+#include "core/p2p/matching.hpp"
 #include "core/topology/topology.hpp"
 
 namespace hcomm::comm {
@@ -64,11 +65,36 @@ class Communicator {
   // ranks arrive in order. Collectives' call numbers do not move.
   exec::Operation* send(const hcomm_coll_args_t& args, const void* buf, int tag);
   exec::Operation* recv(const hcomm_coll_args_t& args, void* buf, int tag);
-  // True once `op` is done; it is then released. Throws if it failed.
-  bool test(exec::Operation* op);
+  // True once `op` is done; it is then released, *status (may be null) set
+  // (hcomm_status_t: a receive's peer, tag and bytes). Throws if it failed.
+  bool test(exec::Operation* op, hcomm_status_t* status = nullptr);
   // Blocks until `op` is done (idling as exec::IdleWait says), failing at
   // HCOMM_TIMEOUT without progress or when a peer dies.
-  void wait(exec::Operation* op);
+  void wait(exec::Operation* op, hcomm_status_t* status = nullptr);
+  // A request's hcomm_cancel: a receive in exact mode cannot be withdrawn
+  // (HCOMM_ERR_UNSUPPORTED), a collective is no point to point
+  // (HCOMM_ERR_INVALID_ARGUMENT); a send completes as it would.
+  void cancel(exec::Operation* op);
+
+  // Point to point in matching mode (config().p2p_matching_any): MPI's
+  // matching (p2p::Matching). A receive's source and tag, and a probe's, may
+  // be p2p::kAny; `room` bytes may take a shorter message. The messages stay
+  // the communicator's until test or wait reports them done; a receive's
+  // own failure (truncated, its source gone) throws there and leaves the
+  // communicator usable.
+  p2p::Message* send_matching(const void* buf, uint64_t bytes, int peer, int tag, bool synchronous);
+  p2p::Message* recv_matching(void* buf, uint64_t room, int source, int tag);
+  // The receive of a message a matched probe took.
+  p2p::Message* recv_matching(void* buf, uint64_t room, p2p::Arrival* taken);
+  // Whether a message that a receive of (source, tag) would take has
+  // arrived (*status says what it is); `blocking` waits for one. With
+  // `taken`, it is taken out of matching into *taken (a matched probe).
+  bool probe(int source, int tag, bool blocking, hcomm_status_t* status, p2p::Arrival** taken);
+  bool test(p2p::Message* m, hcomm_status_t* status);
+  void wait(p2p::Message* m, hcomm_status_t* status);
+  // Withdraws a receive that no message matched yet; a matched one or a
+  // send completes as it would.
+  void cancel(p2p::Message* m);
 
   // The communicator of the ranks that pass `color`, ranked by `key`, then
   // by their rank here; nullptr for HCOMM_SPLIT_NOCOLOR. Collective: its
@@ -109,10 +135,31 @@ class Communicator {
                           uint64_t tag_base, std::vector<uint8_t>* scratch, std::optional<P2P> p2p,
                           uint64_t signature = 0, std::shared_ptr<const device::UserOp> user_op = nullptr);
   exec::Operation* start_p2p(bool send, const hcomm_coll_args_t& args, exec::Buffers buffers, int tag);
+  p2p::Matching& matching();
+  // What a wait waits for, and on whom, for its errors and stall reports.
+  class Awaited {
+   public:
+    virtual ~Awaited() = default;
+    virtual bool done() = 0;
+    virtual std::string describe() const = 0;
+    virtual void pending_peer_ranks(std::vector<int>& out) const = 0;
+    // "rank 3 (receive from), rank 5 (send to)"
+    virtual std::string pending_peers() const;
+    // Fails it for an error found outside it (a peer gone).
+    [[noreturn]] virtual void blame(const Error& e) { throw Error(e.code(), describe() + " failed: " + e.what()); }
+  };
+  class AwaitedOperation;
+  class AwaitedMessage;
+  // Blocks until awaited.done() (idling as exec::IdleWait says), failing at
+  // HCOMM_TIMEOUT without progress or when a peer dies.
+  void wait_until(Awaited& awaited);
+  // A done message's status; its own failure thrown after it is released.
+  void finish(p2p::Message* m, hcomm_status_t* status);
   void progress_all();
   std::list<Running>::iterator find(const exec::Operation* op);
   std::string describe(const Running& r) const;
-  void release(exec::Operation* op);
+  // With `status`, a point-to-point operation's (hcomm_status_t) first.
+  void release(exec::Operation* op, hcomm_status_t* status = nullptr);
   void check_usable() const;
   // The argument check's part of a wait without progress: a peer whose
   // mapped signal carried another signature, or a question to the peers
@@ -138,6 +185,9 @@ class Communicator {
   Config config_;
   // Before links_: its receives stay posted until the links are gone.
   ArgumentCheck check_;
+  // Before links_ too: its envelope receives stay posted until the links are gone.
+  std::unique_ptr<p2p::Matching> matching_;
+  bool probing_ = false;  // a probe waits: progress looks for envelopes at once
   topology::Topology topology_;
   std::unique_ptr<links::Links> links_;
   std::string topology_json_;

@@ -1,9 +1,11 @@
 #include "core/comm/config.hpp"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <cstddef>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/common/error.hpp"
 #include "core/common/log.hpp"
@@ -36,7 +38,7 @@ Config::SplitShare split_share_of(int field) {
 
 }  // namespace
 
-Config Config::resolve(const hcomm_config_t* config) {
+Config Config::resolve(const hcomm_config_t* config, const Config* parent) {
   hcomm_config_t c = HCOMM_CONFIG_INITIALIZER;
   if (config) {
     if (config->size < offsetof(hcomm_config_t, chunk_bytes) + sizeof config->chunk_bytes)
@@ -64,6 +66,11 @@ Config Config::resolve(const hcomm_config_t* config) {
                   "hcomm_config_t: split_share is %d; give HCOMM_SPLIT_SHARE_OFF (0), _ON (1), _AUTO (2) or -1 (leave "
                   "it to HCOMM_SPLIT_SHARE)",
                   c.split_share);
+    if (c.p2p_matching < -1 || c.p2p_matching > 1)
+      HCOMM_THROW(HCOMM_ERR_INVALID_ARGUMENT,
+                  "hcomm_config_t: p2p_matching is %d; give HCOMM_P2P_MATCHING_EXACT (0), _ANY (1) or -1 (leave it to "
+                  "HCOMM_P2P_MATCHING, or to the parent communicator)",
+                  c.p2p_matching);
   }
   if (std::getenv("HCOMM_TRANSPORTS")) transport::parse_filter(settings::get_string("HCOMM_TRANSPORTS"));
   const std::string transports = c.transports ? c.transports : "";
@@ -81,6 +88,15 @@ Config Config::resolve(const hcomm_config_t* config) {
                                         return v == "on" ? SplitShare::kOn
                                                          : v == "off" ? SplitShare::kOff : SplitShare::kAuto;
                                       }),
+      // Left unset in a split's config and the environment, its parent's.
+      .p2p_matching_any =
+          c.p2p_matching < 0 && parent && !std::getenv("HCOMM_P2P_MATCHING")
+              ? parent->p2p_matching_any
+              : pick<bool>("HCOMM_P2P_MATCHING", c.p2p_matching >= 0, c.p2p_matching == HCOMM_P2P_MATCHING_ANY,
+                           std::to_string(c.p2p_matching), "p2p_matching",
+                           [](const char* variable) {
+                             return strcasecmp(settings::get_string(variable).c_str(), "any") == 0;
+                           }),
   };
 }
 

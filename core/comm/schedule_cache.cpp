@@ -98,7 +98,12 @@ const std::shared_ptr<const exec::Schedule>& ScheduleCache::lookup(const hcomm_c
 }
 
 const std::shared_ptr<const exec::Schedule>& ScheduleCache::p2p(bool send, const hcomm_coll_args_t& args) {
-  auto& schedule = p2p_[{send, args.root, args.count, args.dtype}];
+  const std::tuple<bool, int, size_t, int> key{send, args.root, args.count, args.dtype};
+  // Messages of ever new sizes (point to point in matching mode) would grow
+  // the cache without end: past kMaxP2P it starts anew (operations in
+  // flight keep theirs).
+  if (p2p_.size() >= kMaxP2P && !p2p_.contains(key)) p2p_.clear();
+  auto& schedule = p2p_[key];
   if (!schedule) schedule = p2p_builders_[send ? 0 : 1].build(args);
   return schedule;
 }

@@ -84,6 +84,7 @@ class ScheduleCache {
   std::shared_ptr<const exec::Schedule> last_;
   // (send, peer, count, dtype) -> the one-step schedule.
   std::map<std::tuple<bool, int, size_t, int>, std::shared_ptr<const exec::Schedule>> p2p_;
+  static constexpr size_t kMaxP2P = 1024;
 };
 
 }  // namespace hcomm::comm

@@ -114,6 +114,13 @@ std::vector<Decl> core_settings() {
             "from any thread: shm, tcp), on (also ucx, ofi, verbs: the communicators sharing them are then used by "
             "one thread at a time, as one communicator is), or off (it connects anew)."),
           {"auto", "on", "off"}),
+      one_of_values(
+          d("HCOMM_P2P_MATCHING", HCOMM_SETTING_STRING, "exact",
+            "How point to point matches sends and receives: exact (by peer and tag, a receive of its send's count, "
+            "one message each) or any (as MPI: HCOMM_ANY_SOURCE and HCOMM_ANY_TAG, probes, statuses, cancel and "
+            "receives with room to spare, through an envelope per message). A split or dup takes its parent's "
+            "unless its config sets it."),
+          {"exact", "any"}),
       d("HCOMM_TOPO_FILE", HCOMM_SETTING_STRING, "",
         "A topology (JSON, as hcomm-topo --dump writes it) to use instead of discovering hosts, NUMA nodes and NICs."),
       // Its names are checked against the transports found, in one place,

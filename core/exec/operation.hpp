@@ -63,6 +63,22 @@ constexpr uint64_t p2p_tag_base(uint32_t user_tag, uint32_t number, int context 
   return (uint64_t{1} << 63) | (uint64_t{user_tag & 0x7FFFFFFFu} << 32) | uint64_t(context & (kContexts - 1)) << 28 |
          (uint64_t{number & 0xFFFu} << 16);
 }
+// Point to point in matching mode (core/p2p) uses the point-to-point space,
+// which its communicator uses for nothing else: [1][a:31][context:4][b:12]
+// [chunk:16]. An envelope: a is the communicator's stamp (31 bits of its id),
+// b all ones, chunk 0. A message's data: a is the sender's number of the
+// message to that receiver, b 11 bits of the stamp under a clear top bit.
+// The stamp keeps a context's next user on shared connections from matching
+// what an earlier one left there (envelope receives left posted, messages
+// never received).
+constexpr uint64_t envelope_tag(uint64_t stamp, int context = 0) {
+  return (uint64_t{1} << 63) | ((stamp & 0x7FFFFFFFu) << 32) | uint64_t(context & (kContexts - 1)) << 28 |
+         (uint64_t{0xFFFu} << 16);
+}
+constexpr uint64_t data_tag_base(uint32_t number, uint64_t stamp, int context = 0) {
+  return (uint64_t{1} << 63) | (uint64_t{number & 0x7FFFFFFFu} << 32) | uint64_t(context & (kContexts - 1)) << 28 |
+         (((stamp >> 31) & 0x7FFu) << 16);
+}
 
 // The state of one run of a schedule (see StatePool).
 struct RunState {

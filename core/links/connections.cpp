@@ -266,9 +266,9 @@ bool Connections::test(int peer, void* request, size_t* bytes, bool counted) {
 // mapped call spins here, and peers' messages can wait (they land in FIFOs
 // and sockets; what this rank still owes them, like acknowledgements, goes
 // out on the next look).
-void Connections::progress() {
+void Connections::progress(bool always) {
   const Guard guard(*this);
-  if (in_flight_ == 0 && ++idle_progress_calls_ % kIdleProgressEvery != 0) return;
+  if (!always && in_flight_ == 0 && ++idle_progress_calls_ % kIdleProgressEvery != 0) return;
   progress_nets();
 }
 

@@ -46,8 +46,8 @@ class Connections {
   void* irecv(int peer, void* buf, size_t len, uint64_t tag, bool counted);
   bool test(int peer, void* request, size_t* bytes, bool counted);
   // Moves data for every request; with none in flight, only every
-  // kIdleProgressEvery calls.
-  void progress();
+  // kIdleProgressEvery calls, unless `always`.
+  void progress(bool always = false);
   // Blocks up to timeout_us in the nets until progress may be possible.
   void wait(int64_t timeout_us);
 

@@ -50,6 +50,9 @@ class Links final : public exec::PeerIO {
   void* irecv_standing(int peer, void* buf, size_t len, uint64_t tag);
   bool test_standing(int peer, void* request, size_t* bytes);
   void progress() override { connections_->progress(); }
+  // Moves data for the standing receives too, which progress() looks at only
+  // now and then while no request is in flight: for a caller waiting on them.
+  void progress_standing() { connections_->progress(true); }
   void wait(int64_t timeout_us) override;
   void check_peers() override;
   exec::MappedIO* mapped() override { return mapped_.get(); }

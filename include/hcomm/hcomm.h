@@ -65,6 +65,11 @@ typedef enum hcomm_split_share {
   HCOMM_SPLIT_SHARE_ON = 1,  /* it shares them; the communicators sharing them are used by one thread at a time */
   HCOMM_SPLIT_SHARE_AUTO = 2 /* it shares them where their transports may be called from any thread */
 } hcomm_split_share_t;
+/* How point to point matches sends and receives (see "Point to point"). */
+typedef enum hcomm_p2p_matching {
+  HCOMM_P2P_MATCHING_EXACT = 0, /* by peer and tag, each receive of its send's count, in one message */
+  HCOMM_P2P_MATCHING_ANY = 1    /* as MPI: wildcards, probes, statuses, cancel, receives with room to spare */
+} hcomm_p2p_matching_t;
 typedef struct hcomm_config {
   size_t size;            /* sizeof(hcomm_config_t) */
   unsigned int version;   /* HCOMM_CONFIG_VERSION */
@@ -72,8 +77,10 @@ typedef struct hcomm_config {
   double timeout_s;       /* as HCOMM_TIMEOUT, above 0; below 0: unset */
   size_t chunk_bytes;     /* as HCOMM_CHUNK_BYTES, above 0; 0: unset */
   int split_share;        /* as HCOMM_SPLIT_SHARE: an hcomm_split_share_t; -1: unset (see hcomm_comm_split) */
+  int p2p_matching;       /* as HCOMM_P2P_MATCHING: an hcomm_p2p_matching_t; -1: unset (a split's, dup's or
+                             group's: its parent's) */
 } hcomm_config_t;
-#define HCOMM_CONFIG_INITIALIZER {sizeof(hcomm_config_t), HCOMM_CONFIG_VERSION, NULL, -1.0, 0, -1}
+#define HCOMM_CONFIG_INITIALIZER {sizeof(hcomm_config_t), HCOMM_CONFIG_VERSION, NULL, -1.0, 0, -1, -1}
 HCOMM_API hcomm_result_t hcomm_comm_init_rank_config(hcomm_comm_t* comm, const hcomm_unique_id_t* id, int nranks,
                                                      int rank, const hcomm_config_t* config);
 HCOMM_API hcomm_result_t hcomm_comm_init_env_config(hcomm_comm_t* comm, const hcomm_config_t* config);
@@ -262,10 +269,40 @@ HCOMM_API hcomm_result_t hcomm_exscan(const void* sendbuf, void* recvbuf, size_t
 HCOMM_API hcomm_result_t hcomm_iexscan(const void* sendbuf, void* recvbuf, size_t count, hcomm_dtype_t dtype,
                                        hcomm_op_t op, hcomm_comm_t comm, hcomm_request_t* request);
 
-/* Point to point. A send matches the receive on `peer` with the same tag
+/* Point to point. A send matches a receive on `peer` with the same tag
  * (0..HCOMM_TAG_MAX); messages between two ranks with one tag arrive in the
- * order they were sent. The receive's count must equal the send's. */
+ * order they were sent. A rank may send to itself. How sends and receives
+ * match is the communicator's matching mode (hcomm_config_t.p2p_matching,
+ * HCOMM_P2P_MATCHING):
+ *  - exact (the default): a receive names its peer and tag, and its count
+ *    must equal the send's; the message goes from the send buffer into the
+ *    receive buffer as one transport message (as NCCL's send and receive).
+ *  - any (MPI's matching): a receive may take HCOMM_ANY_SOURCE and
+ *    HCOMM_ANY_TAG, and its count is room: the message may be shorter (its
+ *    status says its bytes); a longer one fails its receive with
+ *    HCOMM_ERR_TRUNCATED, the communicator staying usable. Messages from one
+ *    rank never overtake each other: a receive takes, of each rank, the
+ *    first-sent message that matches it, whatever their tags. Each message
+ *    sends an envelope (tag, bytes, and up to 4 KiB of data) that the
+ *    receiver takes into buffers of its own and matches there; larger data
+ *    moves once its envelope matched a receive, which asks for it, straight
+ *    into the receive buffer. A receive from a rank that destroyed its
+ *    communicator fails alone (HCOMM_ERR_REMOTE). Probes (hcomm_probe,
+ *    hcomm_mprobe), synchronous sends (hcomm_ssend) and hcomm_cancel need
+ *    this mode.
+ * A wildcard, a probe or a synchronous send on a communicator in exact mode
+ * is HCOMM_ERR_INVALID_ARGUMENT. */
 #define HCOMM_TAG_MAX 0x7FFFFFFF
+#define HCOMM_ANY_SOURCE (-1) /* as a receive's or probe's peer: any rank (matching mode any) */
+#define HCOMM_ANY_TAG (-1)    /* as a receive's or probe's tag: any tag (matching mode any) */
+/* What a receive got; a probe's message. For a send, a collective or a
+ * cancelled receive: source HCOMM_ANY_SOURCE, tag HCOMM_ANY_TAG, bytes 0. */
+typedef struct hcomm_status {
+  int source;    /* the rank that sent it */
+  int tag;       /* its tag */
+  size_t bytes;  /* the message's bytes (above the receive's room when HCOMM_ERR_TRUNCATED: the room's worth landed) */
+  int cancelled; /* 1: hcomm_cancel withdrew the receive before a message matched it */
+} hcomm_status_t;
 HCOMM_API hcomm_result_t hcomm_send(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
                                     hcomm_comm_t comm, hcomm_stream_t stream);
 HCOMM_API hcomm_result_t hcomm_isend(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
@@ -274,6 +311,37 @@ HCOMM_API hcomm_result_t hcomm_recv(void* buf, size_t count, hcomm_dtype_t dtype
                                     hcomm_comm_t comm, hcomm_stream_t stream);
 HCOMM_API hcomm_result_t hcomm_irecv(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
                                      hcomm_comm_t comm, hcomm_request_t* request);
+/* hcomm_recv that also tells what came (status may be NULL). */
+HCOMM_API hcomm_result_t hcomm_recv_status(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                           hcomm_comm_t comm, hcomm_stream_t stream, hcomm_status_t* status);
+/* Synchronous sends (matching mode any): complete once a receive has taken
+ * the message, as MPI_Ssend. */
+HCOMM_API hcomm_result_t hcomm_ssend(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                     hcomm_comm_t comm, hcomm_stream_t stream);
+HCOMM_API hcomm_result_t hcomm_issend(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag,
+                                      hcomm_comm_t comm, hcomm_request_t* request);
+/* Probes (matching mode any): whether a message that a receive of (peer,
+ * tag) would take has arrived, without taking it; peer and tag may be
+ * wildcards. iprobe sets *flag (1: arrived, and *status says what it is);
+ * probe waits for one (up to HCOMM_TIMEOUT without progress). status may be
+ * NULL. */
+HCOMM_API hcomm_result_t hcomm_iprobe(int peer, int tag, hcomm_comm_t comm, int* flag, hcomm_status_t* status);
+HCOMM_API hcomm_result_t hcomm_probe(int peer, int tag, hcomm_comm_t comm, hcomm_status_t* status);
+/* Matched probes (matching mode any), as MPI_Mprobe: the message found is
+ * taken out of matching, so that no other receive or probe sees it, and
+ * *message hands it to hcomm_mrecv or hcomm_imrecv, which receive it (and
+ * set *message to NULL). Receive every message so taken before the
+ * communicator is destroyed. improbe sets *flag, and *message NULL when none
+ * arrived. */
+typedef struct hcomm_message* hcomm_message_t;
+HCOMM_API hcomm_result_t hcomm_improbe(int peer, int tag, hcomm_comm_t comm, int* flag, hcomm_message_t* message,
+                                       hcomm_status_t* status);
+HCOMM_API hcomm_result_t hcomm_mprobe(int peer, int tag, hcomm_comm_t comm, hcomm_message_t* message,
+                                      hcomm_status_t* status);
+HCOMM_API hcomm_result_t hcomm_mrecv(void* buf, size_t count, hcomm_dtype_t dtype, hcomm_message_t* message,
+                                     hcomm_status_t* status);
+HCOMM_API hcomm_result_t hcomm_imrecv(void* buf, size_t count, hcomm_dtype_t dtype, hcomm_message_t* message,
+                                      hcomm_request_t* request);
 
 /* Algorithm choice. force names the algorithm for every later call of `coll`
  * on this communicator (NULL goes back to HCOMM_TUNE and the cost model);
@@ -330,6 +398,19 @@ HCOMM_API hcomm_result_t hcomm_mem_deregister(hcomm_comm_t comm, void* handle);
  * reports it done, when wait returns, and when either returns an error. */
 HCOMM_API hcomm_result_t hcomm_test(hcomm_request_t request, int* done);
 HCOMM_API hcomm_result_t hcomm_wait(hcomm_request_t request);
+/* test and wait that also fill *status (it may be NULL) once the request is
+ * done: what a receive got (hcomm_status_t), also when it fails with
+ * HCOMM_ERR_TRUNCATED. */
+HCOMM_API hcomm_result_t hcomm_test_status(hcomm_request_t request, int* done, hcomm_status_t* status);
+HCOMM_API hcomm_result_t hcomm_wait_status(hcomm_request_t request, hcomm_status_t* status);
+/* Withdraws a receive of a communicator in matching mode any that no message
+ * has matched yet: its request is then done, with status.cancelled 1 (test
+ * or wait it as any other). A receive that matched, and a send, complete as
+ * they would (cancelled 0), as MPI_Cancel allows. A receive in exact mode is
+ * posted in the transport and cannot be withdrawn (HCOMM_ERR_UNSUPPORTED); a
+ * collective's request is HCOMM_ERR_INVALID_ARGUMENT. The request stays the
+ * caller's in every case. */
+HCOMM_API hcomm_result_t hcomm_cancel(hcomm_request_t request);
 
 /* Introspection: the plugins found and every setting (what hcomm-info prints).
  * The strings stay valid for the life of the process. */

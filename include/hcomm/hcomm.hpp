@@ -77,6 +77,17 @@ class Request {
   void wait() {
     if (r_) check(hcomm_wait(std::exchange(r_, nullptr)));
   }
+  // What a receive got (hcomm_wait_status); an empty request's status is
+  // hcomm_status_t's for a send.
+  hcomm_status_t wait_status() {
+    hcomm_status_t status{HCOMM_ANY_SOURCE, HCOMM_ANY_TAG, 0, 0};
+    if (r_) check(hcomm_wait_status(std::exchange(r_, nullptr), &status));
+    return status;
+  }
+  // Withdraws a receive no message matched yet (hcomm_cancel); wait as usual.
+  void cancel() {
+    if (r_) check(hcomm_cancel(r_));
+  }
 
  private:
   void finish() noexcept {
@@ -328,6 +339,36 @@ class Communicator {
   template <class T>
   Request irecv(std::span<T> buf, int peer, int tag) {
     return irecv(buf.data(), buf.size(), dtype_of<T>(), peer, tag);
+  }
+  // Matching mode any (hcomm_config_t.p2p_matching): peer and tag of
+  // receives and probes may be HCOMM_ANY_SOURCE and HCOMM_ANY_TAG, a
+  // receive's count is room.
+  hcomm_status_t recv_status(void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag) {
+    hcomm_status_t status{};
+    check(hcomm_recv_status(buf, count, dtype, peer, tag, c_, nullptr, &status));
+    return status;
+  }
+  template <class T>
+  hcomm_status_t recv_status(std::span<T> buf, int peer, int tag) {
+    return recv_status(buf.data(), buf.size(), dtype_of<T>(), peer, tag);
+  }
+  void ssend(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag) {
+    check(hcomm_ssend(buf, count, dtype, peer, tag, c_, nullptr));
+  }
+  Request issend(const void* buf, size_t count, hcomm_dtype_t dtype, int peer, int tag) {
+    return start(hcomm_issend, buf, count, dtype, peer, tag, c_);
+  }
+  hcomm_status_t probe(int peer, int tag) {
+    hcomm_status_t status{};
+    check(hcomm_probe(peer, tag, c_, &status));
+    return status;
+  }
+  // Empty when no such message has arrived.
+  std::optional<hcomm_status_t> iprobe(int peer, int tag) {
+    hcomm_status_t status{};
+    int flag = 0;
+    check(hcomm_iprobe(peer, tag, c_, &flag, &status));
+    return flag ? std::optional<hcomm_status_t>(status) : std::nullopt;
   }
 
   // Names the algorithm of every later call of `coll` (nullptr: back to the

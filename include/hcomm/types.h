@@ -26,7 +26,8 @@ typedef enum hcomm_result {
   HCOMM_ERR_PLUGIN = 6,           /* a plugin could not be found, loaded or checked */
   HCOMM_ERR_INTERNAL = 7,         /* a broken invariant inside HComm (a bug) */
   HCOMM_ERR_CONFIG = 8,           /* an HCOMM_* setting does not parse */
-  HCOMM_IN_PROGRESS = 9           /* not an error: the operation has not finished */
+  HCOMM_IN_PROGRESS = 9,          /* not an error: the operation has not finished */
+  HCOMM_ERR_TRUNCATED = 10        /* a message was longer than the receive's room (point to point) */
 } hcomm_result_t;
 
 /* The enums a caller passes in end with an enumerator that is no valid

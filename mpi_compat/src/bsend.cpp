@@ -1,7 +1,8 @@
-// Buffered sends: MPI_Buffer_attach lends the layer memory; MPI_Bsend and
-// MPI_Ibsend copy the message into it and send from the copy in the
-// background, so they return at once. Each message takes its bytes plus
-// MPI_BSEND_OVERHEAD of the buffer, as MPICH counts, until it has left.
+// Buffered sends: MPI_Buffer_attach lends the layer memory; MPI_Bsend,
+// MPI_Ibsend and each start of MPI_Bsend_init's request copy the message
+// into it and send from the copy in the background, so they return at
+// once. Each message takes its bytes plus MPI_BSEND_OVERHEAD of the buffer,
+// as MPICH counts, until it has left.
 #include <cstring>
 #include <map>
 
@@ -113,3 +114,11 @@ HCOMM_MPI_API int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype,
   });
 }
 HCOMM_MPI_ALIAS(Ibsend)
+
+HCOMM_MPI_API int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                  MPI_Request* request) {
+  return persistent(
+      "MPI_Bsend_init", comm, request, [=](const Comm& c) { check_send(c, buf, count, datatype, dest, tag); },
+      [=](Request&, const Comm&) { buffered_send(comm, buf, count, datatype, dest, tag); });
+}
+HCOMM_MPI_ALIAS(Bsend_init)

@@ -1,5 +1,6 @@
 // The world and the environment: init and finalize, errors and their
 // handlers, time, versions, info objects and memory.
+#include <strings.h>
 #include <unistd.h>
 
 #include <array>
@@ -125,11 +126,20 @@ bool launched() {
   return false;
 }
 
+// MPI's point to point needs HComm's matching mode any; the communicators
+// made from these inherit it.
+hcomm_config_t mpi_config() {
+  hcomm_config_t config = HCOMM_CONFIG_INITIALIZER;
+  config.p2p_matching = HCOMM_P2P_MATCHING_ANY;
+  return config;
+}
+
 hcomm_comm_t one_rank_comm() {
   hcomm_unique_id_t id;
   check(hcomm_get_unique_id(&id), "hcomm_get_unique_id");
   hcomm_comm_t h = nullptr;
-  check(hcomm_comm_init_rank(&h, &id, 1, 0), "hcomm_comm_init_rank");
+  const hcomm_config_t config = mpi_config();
+  check(hcomm_comm_init_rank_config(&h, &id, 1, 0, &config), "hcomm_comm_init_rank_config");
   return h;
 }
 
@@ -139,9 +149,17 @@ int init(const char* fn, int required, int* provided) {
     if (s.initialized || s.finalized)
       fail(MPI_ERR_OTHER, "MPI is %s already; call MPI_Init once per process",
            s.finalized ? "finalized" : "initialized");
+    const char* matching = std::getenv("HCOMM_P2P_MATCHING");
+    if (matching && strcasecmp(matching, "any") != 0)
+      fail(MPI_ERR_OTHER,
+           "HCOMM_P2P_MATCHING is '%s', and MPI's point to point needs HComm's matching mode any: unset it, or set "
+           "it to any",
+           matching);
     hcomm_comm_t world = nullptr;
+    const hcomm_config_t config = mpi_config();
     if (launched())
-      check(hcomm_comm_init_env(&world), "hcomm_comm_init_env (the world communicator; start ranks with mpiexec)");
+      check(hcomm_comm_init_env_config(&world, &config),
+            "hcomm_comm_init_env_config (the world communicator; start ranks with mpiexec)");
     else
       world = one_rank_comm();
     Comm w;
@@ -206,6 +224,7 @@ void check(hcomm_result_t result, const char* fn) {
   if (result == HCOMM_ERR_INVALID_ARGUMENT) error_class = MPI_ERR_ARG;
   if (result == HCOMM_ERR_UNSUPPORTED) error_class = MPI_ERR_UNSUPPORTED_OPERATION;
   if (result == HCOMM_ERR_INTERNAL) error_class = MPI_ERR_INTERN;
+  if (result == HCOMM_ERR_TRUNCATED) error_class = MPI_ERR_TRUNCATE;
   fail(error_class, "%s failed (%s): %s", fn, hcomm_result_string(result), hcomm_get_last_error());
 }
 

@@ -1,7 +1,11 @@
 // Request handles and their completion: wait, test (one, all, any, some),
-// free, cancel, and the status a request leaves.
+// free, cancel, persistent requests' start, and the status a request leaves.
 #include "mpi_compat/src/requests.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -22,11 +26,20 @@ Request& request_of(MPI_Request handle) {
   return *it->second;
 }
 
-// Waits for one request handle and frees it; MPI_REQUEST_NULL is done.
+// An inactive persistent request counts as MPI_REQUEST_NULL in completions.
+bool active(MPI_Request handle) { return handle != MPI_REQUEST_NULL && request_of(handle).active; }
+
+// Waits for one request handle and frees it (a persistent one becomes
+// inactive); MPI_REQUEST_NULL and inactive ones are done.
 void wait_handle(MPI_Request* request, MPI_Status* status, const char* fn) {
-  if (*request == MPI_REQUEST_NULL) return empty_status(status);
-  request_of(*request);
+  if (!active(*request)) return empty_status(status);
   auto it = requests.find(*request);
+  if (it->second->start) {
+    Request& r = *it->second;
+    r.active = false;
+    wait_request(r, status, fn);
+    return;
+  }
   std::unique_ptr<Request> r = std::move(it->second);
   requests.erase(it);
   *request = MPI_REQUEST_NULL;
@@ -38,27 +51,41 @@ bool test_request(Request& r, const char* fn) {
   return is_done(r, fn);
 }
 
+// MPI_Start: a persistent request that is inactive begins a round.
+void start_persistent(MPI_Request handle) {
+  if (handle == MPI_REQUEST_NULL) fail(MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
+  Request& r = request_of(handle);
+  if (!r.start) fail(MPI_ERR_REQUEST, "0x%x is no persistent request (MPI_Send_init, MPI_Recv_init, ...)", handle);
+  if (r.active) fail(MPI_ERR_REQUEST, "the persistent request 0x%x is active already: complete it first", handle);
+  Request fresh;
+  fresh.comm = r.comm;
+  fresh.start = std::move(r.start);
+  fresh.packed_in = std::move(r.packed_in);  // its buffers, for the next round
+  fresh.packed_out = std::move(r.packed_out);
+  r = std::move(fresh);
+  r.start(r);
+  r.active = true;
+}
+
 MPI_Status* status_at(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-// The checks of an array of request handles; whether any is active (not MPI_REQUEST_NULL).
+// The checks of an array of request handles; whether any is active (not
+// MPI_REQUEST_NULL, not an inactive persistent request).
 bool check_requests(int count, const MPI_Request* array, const char* argument) {
   if (count < 0) fail(MPI_ERR_COUNT, "count is %d, below 0", count);
   if (count && !array) fail(MPI_ERR_REQUEST, "%s is NULL", argument);
-  bool active = false;
+  bool any = false;
   for (int i = 0; i < count; ++i)
-    if (array[i] != MPI_REQUEST_NULL) {
-      request_of(array[i]);
-      active = true;
-    }
-  return active;
+    if (array[i] != MPI_REQUEST_NULL) any = request_of(array[i]).active || any;
+  return any;
 }
 
 // The index of the first active request that is done, or MPI_UNDEFINED.
 int first_done(int count, MPI_Request* array, const char* fn) {
   for (int i = 0; i < count; ++i)
-    if (array[i] != MPI_REQUEST_NULL && is_done(request_of(array[i]), fn)) return i;
+    if (active(array[i]) && is_done(request_of(array[i]), fn)) return i;
   return MPI_UNDEFINED;
 }
 
@@ -69,7 +96,7 @@ void take_done(int incount, MPI_Request* array, int* outcount, int* indices, MPI
   *outcount = 0;
   std::optional<Error> first;
   for (int i = 0; i < incount; ++i) {
-    if (array[i] == MPI_REQUEST_NULL || !is_done(request_of(array[i]), fn)) continue;
+    if (!active(array[i]) || !is_done(request_of(array[i]), fn)) continue;
     indices[*outcount] = i;
     try {
       wait_handle(&array[i], status_at(statuses, *outcount), fn);
@@ -79,6 +106,56 @@ void take_done(int incount, MPI_Request* array, int* outcount, int* indices, MPI
     ++*outcount;
   }
   if (first) fail(MPI_ERR_IN_STATUS, "a request failed (its status holds the error): %s", first->text.c_str());
+}
+
+// HComm's text speaks of its own messages: say which MPI message it carries.
+void name_message(const Request& r, Error& e) {
+  if (r.peer == MPI_PROC_NULL) return;
+  e.text += " [the MPI message " + std::string(r.receive ? "from " : "to ") +
+            (r.peer == MPI_ANY_SOURCE ? "any rank" : "rank " + std::to_string(r.peer)) + " with tag " +
+            (r.tag == MPI_ANY_TAG ? "MPI_ANY_TAG" : std::to_string(r.tag)) + "]";
+}
+
+// What HComm's receive said once it finished: its status, or a truncation,
+// which is the MPI request's own error; anything else fails the call.
+void received(Request& r, hcomm_result_t rc, const hcomm_status_t& got, const char* fn) {
+  if (rc != HCOMM_SUCCESS && rc != HCOMM_ERR_TRUNCATED) check(rc, fn);
+  status_from(r.status, got, r.room);
+  if (rc == HCOMM_ERR_TRUNCATED) {
+    r.error_class = MPI_ERR_TRUNCATE;
+    r.error_text = hcomm_get_last_error();
+  }
+}
+
+// Tests r's HComm request i; a receive's keeps its status. A failure is
+// r's error, which completing r reports.
+bool test_one(Request& r, size_t i, const char* fn) {
+  hcomm_request_t& h = r.hcomm[i];
+  if (!h) return true;
+  try {
+    if (!(r.receive && i == 0)) return test_hcomm(h, fn);
+    int done = 0;
+    hcomm_status_t got{};
+    const hcomm_result_t rc = hcomm_test_status(h, &done, &got);
+    if (rc == HCOMM_SUCCESS && !done) return false;
+    h = nullptr;  // freed by HComm
+    received(r, rc, got, fn);
+  } catch (Error& e) {
+    name_message(r, e);
+    if (r.error_class == MPI_SUCCESS) {
+      r.error_class = e.error_class;
+      r.error_text = e.text;
+    }
+  }
+  return true;
+}
+
+// Every request under way: those with handles, and the freed ones.
+template <class F>
+void for_each_pending(F f) {
+  for (auto& [handle, r] : requests)
+    if (r->active && !r->completed) f(*r);
+  for (auto& r : freed) f(*r);
 }
 
 }  // namespace
@@ -108,10 +185,36 @@ void empty_status(MPI_Status* status) {
   set_count(*status, 0);
 }
 
+void status_from(MPI_Status& s, const hcomm_status_t& got, size_t room) {
+  s.MPI_SOURCE = got.source == HCOMM_ANY_SOURCE ? MPI_ANY_SOURCE : got.source;
+  s.MPI_TAG = got.tag == HCOMM_ANY_TAG ? MPI_ANY_TAG : got.tag;
+  set_count(s, static_cast<MPI_Count>(std::min(got.bytes, room)));
+  set_cancelled(s, got.cancelled != 0);
+}
+
 MPI_Request add_request(std::unique_ptr<Request> r) {
   const MPI_Request handle = static_cast<MPI_Request>(0xac000000u + (next_request++ & 0x3ffffffu));
   requests[handle] = std::move(r);
   return handle;
+}
+
+int persistent(const char* fn, MPI_Comm comm, MPI_Request* request, const std::function<void(const Comm&)>& check_args,
+               std::function<void(Request&, const Comm&)> start) {
+  return call(fn, comm, [&] {
+    check_args(comm_of(comm));
+    if (!request) fail(MPI_ERR_ARG, "request is NULL");
+    auto r = std::make_unique<Request>();
+    r->comm = comm;
+    r->active = false;
+    r->start = [start = std::move(start)](Request& q) { start(q, comm_of(q.comm)); };
+    *request = add_request(std::move(r));
+  });
+}
+
+bool is_done(Request& r, const char* fn) {
+  bool done = true;
+  for (size_t i = 0; i < r.hcomm.size(); ++i) done = test_one(r, i, fn) && done;
+  return done;
 }
 
 void complete(Request& r) {
@@ -152,6 +255,91 @@ bool complete_freed(const char* fn, bool wait) {
     }
   }
   return any;
+}
+
+bool others_pending(MPI_Comm comm) {
+  bool any = false;
+  for_each_pending([&](const Request& r) { any = any || r.comm != comm; });
+  return any;
+}
+
+bool test_hcomm(hcomm_request_t& request, const char* fn) {
+  if (!request) return true;
+  int done = 0;
+  const hcomm_result_t rc = hcomm_test(request, &done);
+  if (rc != HCOMM_SUCCESS || done) request = nullptr;  // freed by HComm
+  check(rc, fn);
+  return done;
+}
+
+bool progress() {
+  bool moved = false;
+  // Moved: some HComm request finished now.
+  for_each_pending([&](Request& r) {
+    const auto under_way = [&] {
+      return std::ranges::count_if(r.hcomm, [](hcomm_request_t h) { return h != nullptr; });
+    };
+    const auto before = under_way();
+    if (!before) return;
+    is_done(r, "a request under way");
+    moved = moved || under_way() < before;
+  });
+  return complete_freed("a freed MPI request", false) || moved;
+}
+
+void poll_until(const char* fn, const std::function<bool()>& done) {
+  using Clock = std::chrono::steady_clock;
+  const auto patience = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(state().timeout_s));
+  auto deadline = Clock::now() + patience;
+  for (unsigned round = 1;; ++round) {
+    const bool moved = progress();
+    if (done()) return;
+    if (moved) {
+      deadline = Clock::now() + patience;
+    } else {
+      sched_yield();
+      if (round % 1024 == 0 && Clock::now() > deadline)
+        fail(MPI_ERR_OTHER, "%s: no message moved for %g s (HCOMM_TIMEOUT); a peer is missing its side", fn,
+             state().timeout_s);
+    }
+  }
+}
+
+void wait_hcomm(hcomm_request_t& request, const char* fn) {
+  if (!request) return;
+  if (!others_pending(MPI_COMM_NULL)) {
+    check(hcomm_wait(std::exchange(request, nullptr)), fn);
+    return;
+  }
+  poll_until(fn, [&] { return test_hcomm(request, fn); });
+}
+
+void wait_request(Request& r, MPI_Status* status, const char* fn) {
+  try {
+    if (is_done(r, fn)) {
+      // finished already
+    } else if (others_pending(r.comm)) {
+      // Their communicators move only while calls on them run: poll them all.
+      poll_until(fn, [&] { return is_done(r, fn); });
+    } else {
+      for (size_t i = 0; i < r.hcomm.size(); ++i) {
+        hcomm_request_t& h = r.hcomm[i];
+        if (!h) continue;
+        if (r.receive && i == 0) {
+          hcomm_status_t got{};
+          const hcomm_result_t rc = hcomm_wait_status(std::exchange(h, nullptr), &got);
+          received(r, rc, got, fn);
+        } else {
+          check(hcomm_wait(std::exchange(h, nullptr)), fn);
+        }
+      }
+    }
+  } catch (Error& e) {
+    name_message(r, e);
+    throw;
+  }
+  complete(r);
+  report(r, status);
 }
 
 }  // namespace hcomm::mpi
@@ -220,7 +408,7 @@ HCOMM_MPI_API int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status)
     require_initialized("MPI_Test");
     if (!request) fail(MPI_ERR_REQUEST, "request is NULL");
     if (!flag) fail(MPI_ERR_ARG, "flag is NULL");
-    *flag = *request == MPI_REQUEST_NULL || test_request(request_of(*request), "MPI_Test");
+    *flag = !active(*request) || test_request(request_of(*request), "MPI_Test");
     if (*flag) wait_handle(request, status, "MPI_Test");
   });
 }
@@ -234,8 +422,7 @@ HCOMM_MPI_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int* 
     progress();
     bool all = true;
     for (int i = 0; i < count; ++i)
-      if (array_of_requests[i] != MPI_REQUEST_NULL)
-        all = is_done(request_of(array_of_requests[i]), "MPI_Testall") && all;
+      if (active(array_of_requests[i])) all = is_done(request_of(array_of_requests[i]), "MPI_Testall") && all;
     *flag = all;
     for (int i = 0; all && i < count; ++i)
       wait_handle(&array_of_requests[i], status_at(array_of_statuses, i), "MPI_Testall");
@@ -277,6 +464,7 @@ HCOMM_MPI_API int PMPI_Testsome(int incount, MPI_Request array_of_requests[], in
 }
 HCOMM_MPI_ALIAS(Testsome)
 
+// A persistent request that is active finishes its round in the background.
 HCOMM_MPI_API int PMPI_Request_free(MPI_Request* request) {
   return call("MPI_Request_free", MPI_COMM_WORLD, [&] {
     require_initialized("MPI_Request_free");
@@ -284,7 +472,7 @@ HCOMM_MPI_API int PMPI_Request_free(MPI_Request* request) {
     if (*request == MPI_REQUEST_NULL) fail(MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
     request_of(*request);
     auto it = requests.find(*request);
-    add_freed(std::move(it->second));
+    if (it->second->active) add_freed(std::move(it->second));
     requests.erase(it);
     *request = MPI_REQUEST_NULL;
     progress();
@@ -292,18 +480,41 @@ HCOMM_MPI_API int PMPI_Request_free(MPI_Request* request) {
 }
 HCOMM_MPI_ALIAS(Request_free)
 
-// Only a receive that has not matched a message can be cancelled; a send
-// (which may be on its way already) or a collective completes as it would.
+// A receive that has not matched a message is cancelled (hcomm_cancel); a
+// send (which may be on its way already) or a collective completes as it
+// would.
 HCOMM_MPI_API int PMPI_Cancel(MPI_Request* request) {
   return call("MPI_Cancel", MPI_COMM_WORLD, [&] {
     require_initialized("MPI_Cancel");
     if (!request) fail(MPI_ERR_ARG, "request is NULL");
     if (*request == MPI_REQUEST_NULL) fail(MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
     Request& r = request_of(*request);
-    if (r.receive) cancel_receive(r);
+    if (!r.active) fail(MPI_ERR_REQUEST, "the persistent request is inactive (MPI_Start starts it)");
+    if (r.receive && !r.hcomm.empty() && r.hcomm[0]) check(hcomm_cancel(r.hcomm[0]), "hcomm_cancel");
   });
 }
 HCOMM_MPI_ALIAS(Cancel)
+
+HCOMM_MPI_API int PMPI_Start(MPI_Request* request) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (request && requests.count(*request)) comm = requests[*request]->comm;
+  return call("MPI_Start", comm, [&] {
+    require_initialized("MPI_Start");
+    if (!request) fail(MPI_ERR_ARG, "request is NULL");
+    start_persistent(*request);
+  });
+}
+HCOMM_MPI_ALIAS(Start)
+
+HCOMM_MPI_API int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
+  return call("MPI_Startall", MPI_COMM_WORLD, [&] {
+    require_initialized("MPI_Startall");
+    if (count < 0) fail(MPI_ERR_COUNT, "count is %d, below 0", count);
+    if (count && !array_of_requests) fail(MPI_ERR_ARG, "array_of_requests is NULL");
+    for (int i = 0; i < count; ++i) start_persistent(array_of_requests[i]);
+  });
+}
+HCOMM_MPI_ALIAS(Startall)
 
 HCOMM_MPI_API int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
   return call("MPI_Test_cancelled", MPI_COMM_WORLD, [&] {
@@ -323,6 +534,10 @@ HCOMM_MPI_API int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_St
       return empty_status(status);
     }
     Request& r = request_of(request);
+    if (!r.active) {
+      *flag = 1;
+      return empty_status(status);
+    }
     *flag = test_request(r, "MPI_Request_get_status");
     if (!*flag) return;
     complete(r);

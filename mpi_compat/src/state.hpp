@@ -20,9 +20,8 @@
 
 namespace hcomm::mpi {
 
-// The largest tag: HComm's tags have 31 bits, two of which say which part of
-// an MPI message a message is (p2p.cpp).
-constexpr int kTagUb = (1 << 29) - 1;
+// The largest tag: HComm's.
+constexpr int kTagUb = HCOMM_TAG_MAX;
 
 // An MPI error inside the layer: its class and the text that says what was wrong.
 struct Error {
@@ -87,13 +86,12 @@ int call(const char* fn, MPI_Comm comm, Body&& body) {
   }
 }
 
-// Completes every pending receive's matching step that can be taken now;
-// true if anything moved. pending_envelopes() says whether some receive
-// still waits for its envelope (then a wait must poll, see wait_hcomm).
+// Tests every request under way, of every communicator (HComm moves a
+// communicator's messages while a call on it runs), and completes the freed
+// ones that are done; true if anything completed.
 bool progress();
-bool pending_envelopes();
-// Waits for an HComm request (null is done): hcomm_wait when no receive
-// waits for an envelope, else polls the layer's progress with it, failing
+// Waits for an HComm request (null is done): hcomm_wait when no other
+// request is under way, else polls it with the layer's progress, failing
 // after HCOMM_TIMEOUT seconds without progress.
 void wait_hcomm(hcomm_request_t& request, const char* fn);
 // Moves the layer's progress until done() says so, failing after

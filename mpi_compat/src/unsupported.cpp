@@ -48,12 +48,6 @@ HCOMM_MPI_API int PMPI_Attr_put(MPI_Comm comm, [[maybe_unused]] int keyval, [[ma
   return unsupported("MPI_Attr_put", comm);
 }
 HCOMM_MPI_ALIAS(Attr_put)
-HCOMM_MPI_API int PMPI_Bsend_init([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
-                                  [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
-                                  [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Bsend_init", comm);
-}
-HCOMM_MPI_ALIAS(Bsend_init)
 HCOMM_MPI_API int PMPI_Cart_coords(MPI_Comm comm, [[maybe_unused]] int rank, [[maybe_unused]] int maxdims,
                                    [[maybe_unused]] int* coords) {
   return unsupported("MPI_Cart_coords", comm);
@@ -615,18 +609,6 @@ HCOMM_MPI_API int PMPI_Grequest_start([[maybe_unused]] MPI_Grequest_query_functi
   return unsupported("MPI_Grequest_start", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Grequest_start)
-HCOMM_MPI_API int PMPI_Improbe([[maybe_unused]] int source, [[maybe_unused]] int tag, MPI_Comm comm,
-                               [[maybe_unused]] int* flag, [[maybe_unused]] MPI_Message* message,
-                               [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Improbe", comm);
-}
-HCOMM_MPI_ALIAS(Improbe)
-HCOMM_MPI_API int PMPI_Imrecv([[maybe_unused]] void* buf, [[maybe_unused]] int count,
-                              [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Message* message,
-                              [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Imrecv", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Imrecv)
 HCOMM_MPI_API int PMPI_Ineighbor_allgather([[maybe_unused]] const void* sendbuf, [[maybe_unused]] int sendcount,
                                            [[maybe_unused]] MPI_Datatype sendtype, [[maybe_unused]] void* recvbuf,
                                            [[maybe_unused]] int recvcount, [[maybe_unused]] MPI_Datatype recvtype,
@@ -678,11 +660,6 @@ HCOMM_MPI_API int PMPI_Intercomm_merge(MPI_Comm intercomm, [[maybe_unused]] int 
   return unsupported("MPI_Intercomm_merge", intercomm);
 }
 HCOMM_MPI_ALIAS(Intercomm_merge)
-HCOMM_MPI_API int PMPI_Iprobe([[maybe_unused]] int source, [[maybe_unused]] int tag, MPI_Comm comm,
-                              [[maybe_unused]] int* flag, [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Iprobe", comm);
-}
-HCOMM_MPI_ALIAS(Iprobe)
 HCOMM_MPI_API int PMPI_Keyval_create([[maybe_unused]] MPI_Copy_function* copy_fn,
                                      [[maybe_unused]] MPI_Delete_function* delete_fn, [[maybe_unused]] int* keyval,
                                      [[maybe_unused]] void* extra_state) {
@@ -698,17 +675,6 @@ HCOMM_MPI_API int PMPI_Lookup_name([[maybe_unused]] const char* service_name, [[
   return unsupported("MPI_Lookup_name", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Lookup_name)
-HCOMM_MPI_API int PMPI_Mprobe([[maybe_unused]] int source, [[maybe_unused]] int tag, MPI_Comm comm,
-                              [[maybe_unused]] MPI_Message* message, [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Mprobe", comm);
-}
-HCOMM_MPI_ALIAS(Mprobe)
-HCOMM_MPI_API int PMPI_Mrecv([[maybe_unused]] void* buf, [[maybe_unused]] int count,
-                             [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Message* message,
-                             [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Mrecv", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Mrecv)
 HCOMM_MPI_API int PMPI_Neighbor_allgather([[maybe_unused]] const void* sendbuf, [[maybe_unused]] int sendcount,
                                           [[maybe_unused]] MPI_Datatype sendtype, [[maybe_unused]] void* recvbuf,
                                           [[maybe_unused]] int recvcount, [[maybe_unused]] MPI_Datatype recvtype,
@@ -763,11 +729,6 @@ HCOMM_MPI_API int PMPI_Pack_external_size([[maybe_unused]] const char* datarep, 
   return unsupported("MPI_Pack_external_size", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Pack_external_size)
-HCOMM_MPI_API int PMPI_Probe([[maybe_unused]] int source, [[maybe_unused]] int tag, MPI_Comm comm,
-                             [[maybe_unused]] MPI_Status* status) {
-  return unsupported("MPI_Probe", comm);
-}
-HCOMM_MPI_ALIAS(Probe)
 HCOMM_MPI_API int PMPI_Publish_name([[maybe_unused]] const char* service_name, [[maybe_unused]] MPI_Info info,
                                     [[maybe_unused]] const char* port_name) {
   return unsupported("MPI_Publish_name", MPI_COMM_WORLD);
@@ -788,12 +749,6 @@ HCOMM_MPI_API int PMPI_Raccumulate([[maybe_unused]] const void* origin_addr, [[m
   return unsupported("MPI_Raccumulate", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Raccumulate)
-HCOMM_MPI_API int PMPI_Recv_init([[maybe_unused]] void* buf, [[maybe_unused]] int count,
-                                 [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int source,
-                                 [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Recv_init", comm);
-}
-HCOMM_MPI_ALIAS(Recv_init)
 HCOMM_MPI_API int PMPI_Register_datarep([[maybe_unused]] const char* datarep,
                                         [[maybe_unused]] MPI_Datarep_conversion_function* read_conversion_fn,
                                         [[maybe_unused]] MPI_Datarep_conversion_function* write_conversion_fn,
@@ -828,30 +783,6 @@ HCOMM_MPI_API int PMPI_Rput([[maybe_unused]] const void* origin_addr, [[maybe_un
   return unsupported("MPI_Rput", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Rput)
-HCOMM_MPI_API int PMPI_Rsend_init([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
-                                  [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
-                                  [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Rsend_init", comm);
-}
-HCOMM_MPI_ALIAS(Rsend_init)
-HCOMM_MPI_API int PMPI_Send_init([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
-                                 [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
-                                 [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Send_init", comm);
-}
-HCOMM_MPI_ALIAS(Send_init)
-HCOMM_MPI_API int PMPI_Ssend_init([[maybe_unused]] const void* buf, [[maybe_unused]] int count,
-                                  [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] int dest,
-                                  [[maybe_unused]] int tag, MPI_Comm comm, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Ssend_init", comm);
-}
-HCOMM_MPI_ALIAS(Ssend_init)
-HCOMM_MPI_API int PMPI_Start([[maybe_unused]] MPI_Request* request) { return unsupported("MPI_Start", MPI_COMM_WORLD); }
-HCOMM_MPI_ALIAS(Start)
-HCOMM_MPI_API int PMPI_Startall([[maybe_unused]] int count, [[maybe_unused]] MPI_Request* array_of_requests) {
-  return unsupported("MPI_Startall", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Startall)
 HCOMM_MPI_API int PMPI_Status_c2f([[maybe_unused]] const MPI_Status* c_status, [[maybe_unused]] MPI_Fint* f_status) {
   return unsupported("MPI_Status_c2f", MPI_COMM_WORLD);
 }

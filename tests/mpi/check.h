@@ -46,6 +46,15 @@ static int check_rank = -1;
     CHECK(len_ > 0 && (int)strlen(text_) == len_, "MPI_Error_string of %d: length %d for \"%s\"", rc_, len_, text_); \
   } while (0)
 
+/* A status that must say source, tag and count elements of MPI_INT. */
+static inline void check_status(const MPI_Status* st, int source, int tag, int count, const char* what) {
+  int got = -1;
+  MPI_OK(MPI_Get_count(st, MPI_INT, &got));
+  CHECK(st->MPI_SOURCE == source && st->MPI_TAG == tag && got == count,
+        "%s: status says source %d, tag %d, count %d; expected %d, %d, %d", what, st->MPI_SOURCE, st->MPI_TAG, got,
+        source, tag, count);
+}
+
 /* Cases MPICH 4.0.2 (Debian 12) gets wrong, left out when these programs
  * are built against it (the programs say where they step around others):
  * MPI_Reduce with MPI_IN_PLACE at a root other than 0

@@ -10,14 +10,6 @@ static int rank, size;
 
 static int value(int from, int to, int i) { return from * 1000000 + to * 10000 + i; }
 
-static void check_status(const MPI_Status* st, int source, int tag, int count, const char* what) {
-  int got = -1;
-  MPI_OK(MPI_Get_count(st, MPI_INT, &got));
-  CHECK(st->MPI_SOURCE == source && st->MPI_TAG == tag && got == count,
-        "%s: status says source %d, tag %d, count %d; expected %d, %d, %d", what, st->MPI_SOURCE, st->MPI_TAG, got,
-        source, tag, count);
-}
-
 static void check_data(const int* buf, int from, int to, int count, const char* what) {
   for (int i = 0; i < count; ++i)
     CHECK(buf[i] == value(from, to, i), "%s (count %d from %d): element %d is %d, expected %d", what, count, from, i,

@@ -2,9 +2,10 @@
 //
 //   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT] [--memory cuda]
 //
-// GROUP is a collective of cases.cpp's table, barrier, sendrecv, split
-// (sub-communicators), user_ops (user_ops.cpp), or mixed (every collective in
-// flight at once, then the C++ API). A collective runs
+// GROUP is a collective of cases.cpp's table, barrier, sendrecv, matching
+// (point to point in matching mode any), split (sub-communicators), user_ops
+// (user_ops.cpp), or mixed (every collective in flight at once, then the C++
+// API). A collective runs
 // under every algorithm that serves it: the names the algorithm plugins
 // provide, each forced on the communicator in turn (those it refuses for this
 // collective are skipped; none at all is a failure). Each algorithm runs every
@@ -407,7 +408,7 @@ Options parse_options(int argc, char** argv) {
   Options o;
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s COLLECTIVE|barrier|sendrecv|mixed|split|user_ops [--counts 0,1,7] [--large COUNT]\n",
+                 "usage: %s COLLECTIVE|barrier|sendrecv|matching|mixed|split|user_ops [--counts 0,1,7] [--large COUNT]\n",
                  argv[0]);
     std::exit(2);
   }
@@ -438,7 +439,7 @@ int main(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   const CollectiveTest* test = find_collective_test(options.group);
   if (!test && options.group != "barrier" && options.group != "sendrecv" && options.group != "mixed" &&
-      options.group != "split" && options.group != "user_ops") {
+      options.group != "split" && options.group != "user_ops" && options.group != "matching") {
     std::fprintf(stderr, "no test group '%s'\n", options.group.c_str());
     return 2;
   }
@@ -471,6 +472,8 @@ int main(int argc, char** argv) {
     test_point_to_point(job, options.counts, options.large);
   else if (options.group == "user_ops")
     test_user_ops(job, options.counts, options.large);
+  else if (options.group == "matching")
+    test_matching(job, options.counts, options.large);
   else {
     test_mixed(job);
     test_cxx(job);

@@ -160,6 +160,46 @@ INSTANTIATE_TEST_SUITE_P(TransportsAndCollectives, KilledRank,
                            return std::string(std::get<0>(test.param)) + "_" + std::get<1>(test.param).name;
                          });
 
+// A rank killed while the others wait in a receive from any rank (matching
+// mode any): the survivors fail within five seconds naming it, although the
+// receive names no peer.
+class KilledRankDuringWildcardReceive : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(KilledRankDuringWildcardReceive, SurvivorsFailWithinFiveSecondsNamingThePeer) {
+  const int n = 3, victim = 2;
+  Job job(n, GetParam(), "30");
+  setenv("HCOMM_P2P_MATCHING", "any", 1);  // the ranks' communicators match as MPI does
+  for (int r = 0; r < n; ++r)
+    job.spawn(r, [&](hcomm_comm_t comm, Outcome& out) {
+      int64_t one = 1, sum = 0;
+      hcomm_allreduce(&one, &sum, 1, HCOMM_INT64, HCOMM_SUM, comm, nullptr);
+      if (r == victim) {
+        usleep(200000);
+        raise(SIGKILL);
+      }
+      int32_t buf[4];
+      hcomm_status_t status;
+      const auto start = Clock::now();
+      out.rc = hcomm_recv_status(buf, 4, HCOMM_INT32, HCOMM_ANY_SOURCE, HCOMM_ANY_TAG, comm, nullptr, &status);
+      out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      std::snprintf(out.message, sizeof out.message, "%s",
+                    out.rc ? hcomm_get_last_error() : "a wildcard receive completed though nobody sent");
+    });
+  unsetenv("HCOMM_P2P_MATCHING");
+  std::vector<int> status = job.join(60);
+  for (int r = 0; r < n; ++r) {
+    if (r == victim) continue;
+    ASSERT_NE(status[r], -1) << "rank " << r << " hung";
+    const Outcome& o = job.outcome(r);
+    EXPECT_EQ(o.rc, HCOMM_ERR_REMOTE) << "rank " << r << ": " << o.message;
+    EXPECT_LT(o.seconds, 5.0) << "rank " << r << ": " << o.message;
+    EXPECT_NE(std::strstr(o.message, "rank 2"), nullptr) << o.message;
+    EXPECT_NE(std::strstr(o.message, "from any rank"), nullptr) << o.message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, KilledRankDuringWildcardReceive, ::testing::ValuesIn(fault_transports()));
+
 // A rank that stops (SIGSTOP) mid-collective holds its connections open, so
 // only the deadline finds it: every survivor must fail within about one
 // HCOMM_TIMEOUT naming it, and the job (the rendezvous host included) must

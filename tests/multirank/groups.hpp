@@ -16,6 +16,12 @@ namespace hcomm::test {
 // (0: none) adds one all-to-all round of that many float32 elements.
 void test_point_to_point(Job& job, const std::vector<size_t>& counts, size_t large);
 
+// Point to point in matching mode any (matching.cpp): wildcard receives in
+// MPI's order, probes, matched probes, cancel, truncation, synchronous
+// sends, splits inheriting the mode, exact mode's refusals; messages of
+// `counts` elements, of either side of the envelope's 4 KiB, and `large`.
+void test_matching(Job& job, const std::vector<size_t>& counts, size_t large);
+
 // The C++ API (hcomm.hpp) over a few collectives and point to point, on a
 // communicator of its own made from a unique id: results, requests, and
 // errors as exceptions.

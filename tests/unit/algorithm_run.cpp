@@ -35,10 +35,10 @@ bool same_schedules(const std::vector<RankSchedule>& a, const std::vector<RankSc
 }
 
 std::string result_name(hcomm_result_t r) {
-  static const char* const kNames[] = {"HCOMM_SUCCESS",    "HCOMM_ERR_INVALID_ARGUMENT", "HCOMM_ERR_UNSUPPORTED",
-                                       "HCOMM_ERR_SYSTEM", "HCOMM_ERR_TIMEOUT",          "HCOMM_ERR_REMOTE",
-                                       "HCOMM_ERR_PLUGIN", "HCOMM_ERR_INTERNAL",         "HCOMM_ERR_CONFIG",
-                                       "HCOMM_IN_PROGRESS"};
+  static const char* const kNames[] = {"HCOMM_SUCCESS",     "HCOMM_ERR_INVALID_ARGUMENT", "HCOMM_ERR_UNSUPPORTED",
+                                       "HCOMM_ERR_SYSTEM",  "HCOMM_ERR_TIMEOUT",          "HCOMM_ERR_REMOTE",
+                                       "HCOMM_ERR_PLUGIN",  "HCOMM_ERR_INTERNAL",         "HCOMM_ERR_CONFIG",
+                                       "HCOMM_IN_PROGRESS", "HCOMM_ERR_TRUNCATED"};
   return static_cast<unsigned>(r) < std::size(kNames) ? kNames[r] : "result " + std::to_string(r);
 }
 

@@ -24,6 +24,8 @@ std::string result_name(hcomm_result_t code) {
       return "HCOMM_ERR_CONFIG";
     case HCOMM_IN_PROGRESS:
       return "HCOMM_IN_PROGRESS";
+    case HCOMM_ERR_TRUNCATED:
+      return "HCOMM_ERR_TRUNCATED";
   }
   return format("code %d", static_cast<int>(code));
 }
