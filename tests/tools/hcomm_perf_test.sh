@@ -99,14 +99,15 @@ case_json() {
   python3 - "$WORK/rows.json" <<'PY' || fail "JSON rows as a JSON reader sees them: $json"
 import json, sys
 rows = json.load(open(sys.argv[1]))
-keys = ["collective", "dtype", "op", "root", "ranks", "inplace", "blocking", "buffers", "fresh_inputs", "size_bytes",
-        "count", "iterations", "time_us", "algbw_gbps", "busbw_gbps", "wrong", "algorithm", "forced"]
+keys = ["collective", "dtype", "op", "root", "ranks", "inplace", "blocking", "buffers", "memory", "fresh_inputs",
+        "size_bytes", "count", "iterations", "time_us", "algbw_gbps", "busbw_gbps", "wrong", "algorithm", "forced"]
 assert [list(row) for row in rows] == [keys] * 4, rows
 assert [(row["size_bytes"], row["count"]) for row in rows] == [(8, 1), (16, 2), (32, 4), (64, 8)], rows
 for row in rows:
-    assert {k: row[k] for k in keys[:9] + ["iterations", "wrong", "forced"]} == {
+    assert {k: row[k] for k in keys[:10] + ["iterations", "wrong", "forced"]} == {
         "collective": "allreduce", "dtype": "int64", "op": "sum", "root": None, "ranks": 2, "inplace": False,
-        "blocking": True, "buffers": "malloc", "fresh_inputs": False, "iterations": 1, "wrong": 0, "forced": None}, row
+        "blocking": True, "buffers": "malloc", "memory": "host", "fresh_inputs": False, "iterations": 1, "wrong": 0,
+        "forced": None}, row
     assert row["time_us"] > 0 and row["algbw_gbps"] > 0 and row["busbw_gbps"] > 0 and row["algorithm"], row
 PY
 }
