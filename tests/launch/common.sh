@@ -12,6 +12,18 @@ fail() {
   exit 1
 }
 
+expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
+
+# expect_error <text> <command...>: the command fails saying <text>.
+expect_error() {
+  local text=$1
+  shift
+  "$@" >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+  [ "$RC" -ne 0 ] || fail "'$*' succeeded, expected an error saying: $text"
+  grep -qF "$text" "$WORK/err" || fail "'$*' did not say: $text"
+}
+
 # A fresh rendezvous for ranks that find each other without PMIx: a free
 # port and a random secret.
 use_env_rendezvous() {

@@ -28,8 +28,6 @@ run() {
   RC=$?
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
-
 # Rank, size and locality as hydra set them, two bootstraps at once (two
 # keys in the store).
 case_bootstrap() {
@@ -47,16 +45,6 @@ case_perf() {
   expect_rc 0
   head -1 "$WORK/out" | grep -qF "allreduce: dtype float32, op sum, 3 ranks" || fail "header"
   grep -v '^#' "$WORK/out" | awk '$(NF-1) != "0" { exit 1 }' || fail "a row has wrong elements"
-}
-
-# expect_error <text> <command...>: the command fails saying <text>.
-expect_error() {
-  local text=$1
-  shift
-  "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
-  [ "$RC" -ne 0 ] || fail "'$*' succeeded, expected an error saying: $text"
-  grep -qF "$text" "$WORK/err" || fail "'$*' did not say: $text"
 }
 
 # Errors that say what is wrong and what to do.

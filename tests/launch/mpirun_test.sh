@@ -45,8 +45,6 @@ run() {
   RC=$?
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
-
 # The nccl-tests-style sweep: 8 B to 4 MiB, every element checked by hcomm-perf.
 case_perf() {
   run 4 "$PERF" -c allreduce -b 8 -e 4M
@@ -83,16 +81,6 @@ case_env_fallback() {
   run 3 "$CHECK" 1 OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_RANK OMPI_COMM_WORLD_LOCAL_SIZE
   expect_rc 0
   [ "$(grep -c "bootstraps checked" "$WORK/out")" -eq 3 ] || fail "3 ranks did not all report"
-}
-
-# expect_error <text> <command...>: the command fails saying <text>.
-expect_error() {
-  local text=$1
-  shift
-  "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
-  [ "$RC" -ne 0 ] || fail "'$*' succeeded, expected an error saying: $text"
-  grep -qF "$text" "$WORK/err" || fail "'$*' did not say: $text"
 }
 
 # Errors that say what is wrong and what to do.

@@ -102,46 +102,20 @@ void run_drain(RankContext& ctx) {
   s.finalize();
 }
 
-// The peers post their receives; the last rank sends to each, sees the sends
-// complete and is killed (a rank that finished its part and vanished). The
-// peers only progress until its death is known everywhere, and only then
-// test: every receive must still succeed, byte for byte; progress must not
-// report the death as an error while nothing waits on the dead rank; a
-// further receive fails with HCOMM_ERR_REMOTE.
-void run_sent_then_died(RankContext& ctx) {
-  RankTransport& s = ctx.transport;
-  const int victim = ctx.nranks - 1;
-  s.start();
-  TransferSet set(s);
-  std::vector<ReceiveBuffer> receives;
-  if (ctx.rank != victim) receives = post_receives(set, victim);
-  s.barrier_polling("sent-then-died: receives posted");
-  if (ctx.rank == victim) {
-    s.phase("sent-then-died: sending, then dying");
-    send_to_lower_ranks(set, ctx.rank);
-    ::raise(SIGKILL);
-    ::_exit(1);
-  }
-  s.phase("sent-then-died: progressing while the sender dies");
-  for (const Clock::time_point end = Clock::now() + kDeathNoticed; Clock::now() < end;) s.progress();
-  s.phase("sent-then-died: testing the receives");
-  set.complete();
-  check_received(receives, victim, ctx.rank, "sent before it died");
-  s.phase("sent-then-died: a receive nothing answers");
-  expect_orphan_fails(ctx, set, victim, "died");
-  s.phase("sent-then-died: waiting for the other survivors");
-  s.shared().survivors.wait(s.deadline());
-  s.close();
-  s.finalize();
-}
+namespace {
 
-// As sent-then-died, but no rank reads between the last rank's sends and
-// its death, and the peers have sent it a message it never read: a socket
-// closed with unread data answers with a reset, which then reaches the
-// peers behind the dead rank's messages. Those must still be received, byte
-// for byte (what arrived before an error is delivered); a further receive
-// fails with HCOMM_ERR_REMOTE.
-void run_sent_then_reset(RankContext& ctx) {
+// The peers post their receives; the last rank sends to each, sees the sends
+// complete and is killed (a rank that finished its part and vanished). Every
+// receive must still succeed, byte for byte, and a further receive fail with
+// HCOMM_ERR_REMOTE.
+//   sent-then-died: the peers only progress until its death is known
+//   everywhere, and only then test; progress must not report the death as
+//   an error while nothing waits on the dead rank.
+//   sent-then-reset: no rank reads between its sends and its death, and the
+//   peers have sent it a message it never read: a socket closed with unread
+//   data answers with a reset, which then reaches the peers behind the dead
+//   rank's messages (what arrived before an error is delivered).
+void sent_then_killed(RankContext& ctx, const std::string& name, bool reset) {
   RankTransport& s = ctx.transport;
   SharedBarrier& quiet = s.shared().barrier;  // waits that progress nothing
   const int victim = ctx.nranks - 1;
@@ -149,32 +123,44 @@ void run_sent_then_reset(RankContext& ctx) {
   TransferSet set(s);
   std::vector<ReceiveBuffer> receives;
   if (ctx.rank != victim) receives = post_receives(set, victim);
-  s.barrier_polling("sent-then-reset: receives posted");
+  s.barrier_polling(name + ": receives posted");
   if (ctx.rank == victim) {
-    s.phase("sent-then-reset: sending, then dying with unread messages");
+    s.phase(name + ": sending, then dying");
     send_to_lower_ranks(set, ctx.rank);
-    quiet.wait(s.deadline());  // its sends are complete
-    quiet.wait(s.deadline());  // the peers' messages to it are on their way
+    if (reset) {
+      quiet.wait(s.deadline());  // its sends are complete
+      quiet.wait(s.deadline());  // the peers' messages to it are on their way
+    }
     ::raise(SIGKILL);
     ::_exit(1);
   }
-  quiet.wait(s.deadline());
-  s.phase("sent-then-reset: sending to the rank that will not read it");
   TransferSet unread(s);
   SendBuffer message(Payload(ctx.rank, victim, 0, kSizes[1]));
-  unread.send(victim, message.data(), kSizes[1], kTag);
-  quiet.wait(s.deadline());
-  std::this_thread::sleep_for(kDeathNoticed);
-  s.phase("sent-then-reset: testing the receives");
+  if (reset) {
+    quiet.wait(s.deadline());
+    s.phase(name + ": sending to the rank that will not read it");
+    unread.send(victim, message.data(), kSizes[1], kTag);
+    quiet.wait(s.deadline());
+    std::this_thread::sleep_for(kDeathNoticed);
+  } else {
+    s.phase(name + ": progressing while the sender dies");
+    for (const Clock::time_point end = Clock::now() + kDeathNoticed; Clock::now() < end;) s.progress();
+  }
+  s.phase(name + ": testing the receives");
   set.complete();
   check_received(receives, victim, ctx.rank, "sent before it died");
-  s.phase("sent-then-reset: a receive nothing answers");
+  s.phase(name + ": a receive nothing answers");
   expect_orphan_fails(ctx, set, victim, "died");
   unread.settle(Deadline::after(kDetectLimit).min(s.deadline()));
-  s.phase("sent-then-reset: waiting for the other survivors");
+  s.phase(name + ": waiting for the other survivors");
   s.shared().survivors.wait(s.deadline());
   s.close();
   s.finalize();
 }
+
+}  // namespace
+
+void run_sent_then_died(RankContext& ctx) { sent_then_killed(ctx, "sent-then-died", false); }
+void run_sent_then_reset(RankContext& ctx) { sent_then_killed(ctx, "sent-then-reset", true); }
 
 }  // namespace hcomm::tcheck
