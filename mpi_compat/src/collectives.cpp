@@ -98,14 +98,18 @@ template <class Start>
 int collective(const char* fn, MPI_Comm comm, bool nonblocking, MPI_Request* request, Start start) {
   return call(fn, comm, [&] {
     const Comm& c = comm_of(comm);
-    if (nonblocking && !request) fail(MPI_ERR_ARG, "request is NULL");
+    if (!nonblocking) {  // its request lives as long as the call: on the stack
+      Request r;
+      r.comm = comm;
+      start(c, r);
+      wait_request(r, MPI_STATUS_IGNORE, fn);
+      return;
+    }
+    if (!request) fail(MPI_ERR_ARG, "request is NULL");
     auto r = std::make_unique<Request>();
     r->comm = comm;
     start(c, *r);
-    if (nonblocking)
-      *request = add_request(std::move(r));
-    else
-      wait_request(*r, MPI_STATUS_IGNORE, fn);
+    *request = add_request(std::move(r));
   });
 }
 
