@@ -80,6 +80,7 @@ hcomm_result_t split(const char* fn, hcomm_comm_t comm, int color, std::optional
     HCOMM_ARG_CHECK(newcomm, "%s: newcomm is NULL", fn);
     *newcomm = nullptr;
     comm::Communicator& c = checked_comm(fn, comm);
+    const auto turn = c.host_turn();
     HCOMM_ARG_CHECK(color >= 0 || color == HCOMM_SPLIT_NOCOLOR,
                     "%s: color is %d; pass a color of 0 or more, or HCOMM_SPLIT_NOCOLOR (-1)", fn, color);
     *newcomm = handle_of(
@@ -95,6 +96,7 @@ hcomm_result_t create_group(hcomm_comm_t comm, int nranks, const int* ranks, int
     HCOMM_ARG_CHECK(newcomm, "%s: newcomm is NULL", fn);
     *newcomm = nullptr;
     comm::Communicator& c = checked_comm(fn, comm);
+    const auto turn = c.host_turn();
     HCOMM_ARG_CHECK(nranks >= 1 && nranks <= c.size(), "%s: nranks is %d; give 1 to the communicator's size (%d)", fn,
                     nranks, c.size());
     HCOMM_ARG_CHECK(ranks, "%s: ranks is NULL; give the group's %d ranks in comm", fn, nranks);
@@ -122,6 +124,7 @@ hcomm_result_t test(hcomm_request_t request, int* done, hcomm_status_t* status, 
     HCOMM_ARG_CHECK(request, "%s: request is NULL", fn);
     HCOMM_ARG_CHECK(done, "%s: done is NULL", fn);
     std::unique_ptr<hcomm_request> owned(request);
+    const auto turn = owned->comm->host_turn();
     const bool finished =
         owned->message ? owned->comm->test(owned->message, status) : owned->comm->test(owned->op, status);
     *done = finished ? 1 : 0;
@@ -135,6 +138,7 @@ hcomm_result_t wait(hcomm_request_t request, hcomm_status_t* status, const char*
   return c_boundary([&] {
     HCOMM_ARG_CHECK(request, "%s: request is NULL", fn);
     std::unique_ptr<hcomm_request> owned(request);
+    const auto turn = owned->comm->host_turn();
     if (owned->message)
       owned->comm->wait(owned->message, status);
     else
@@ -232,6 +236,17 @@ HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm) {
   });
 }
 
+HCOMM_API hcomm_result_t hcomm_comm_get_async_error(hcomm_comm_t comm, hcomm_result_t* error) {
+  return c_boundary([&] {
+    comm::Communicator& c = checked_comm("hcomm_comm_get_async_error", comm);
+    HCOMM_ARG_CHECK(error, "hcomm_comm_get_async_error: error is NULL");
+    std::string text;
+    *error = c.stream_error(&text);
+    if (*error != HCOMM_SUCCESS) set_last_error(text);
+    return HCOMM_SUCCESS;
+  });
+}
+
 HCOMM_API hcomm_result_t hcomm_comm_rank(hcomm_comm_t comm, int* rank) {
   return c_boundary([&] {
     comm::Communicator& c = checked_comm("hcomm_comm_rank", comm);
@@ -254,7 +269,9 @@ HCOMM_API hcomm_result_t hcomm_comm_topology(hcomm_comm_t comm, const char** jso
   return c_boundary([&] {
     HCOMM_ARG_CHECK(json, "hcomm_comm_topology: json is NULL");
     *json = nullptr;
-    *json = checked_comm("hcomm_comm_topology", comm).topology_json().c_str();
+    comm::Communicator& c = checked_comm("hcomm_comm_topology", comm);
+    const auto turn = c.host_turn();
+    *json = c.topology_json().c_str();
     return HCOMM_SUCCESS;
   });
 }
@@ -262,6 +279,7 @@ HCOMM_API hcomm_result_t hcomm_comm_topology(hcomm_comm_t comm, const char** jso
 HCOMM_API hcomm_result_t hcomm_comm_force_algorithm(hcomm_comm_t comm, hcomm_coll_t coll, const char* algorithm) {
   return c_boundary([&] {
     comm::Communicator& c = checked_comm("hcomm_comm_force_algorithm", comm);
+    const auto turn = c.host_turn();
     check_coll("hcomm_comm_force_algorithm", coll);
     c.force_algorithm(coll, algorithm ? algorithm : "");
     return HCOMM_SUCCESS;
@@ -319,6 +337,7 @@ HCOMM_API hcomm_result_t hcomm_wait_status(hcomm_request_t request, hcomm_status
 HCOMM_API hcomm_result_t hcomm_cancel(hcomm_request_t request) {
   return c_boundary([&] {
     HCOMM_ARG_CHECK(request, "hcomm_cancel: request is NULL");
+    const auto turn = request->comm->host_turn();
     if (request->message)
       request->comm->cancel(request->message);
     else

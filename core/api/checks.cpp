@@ -63,13 +63,23 @@ hcomm_coll_args_t make_args(hcomm_coll_t coll, size_t count, hcomm_dtype_t dtype
 }
 
 void check_completion(const char* fn, const Completion& how) {
-  if (how.stream)
-    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                "%s: stream-ordered calls are not supported yet; pass a NULL stream for host-ordered execution "
-                "(device buffers are staged through host memory)",
-                fn);
   HCOMM_ARG_CHECK(!how.nonblocking || how.request, "%s: request is NULL", fn);
   if (how.request) *how.request = nullptr;
+}
+
+const device::Accelerator& stream_accelerator(const char* fn) {
+  const device::Accelerator* accelerator = device::Accelerator::get();
+  if (!accelerator)
+    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                "%s: stream is not NULL, but no device plugin sees a device (see hcomm-info): pass a NULL stream for "
+                "host-ordered execution",
+                fn);
+  if (!accelerator->streams())
+    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                "%s: stream is not NULL, but device plugin %s queues no stream-ordered work (its interface predates "
+                "plugin ABI 1.15): pass a NULL stream",
+                fn, accelerator->name());
+  return *accelerator;
 }
 
 DeviceBuffers device_buffers_of(const char* fn, const Completion& how, std::initializer_list<const void*> buffers) {

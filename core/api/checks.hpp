@@ -51,8 +51,11 @@ struct Completion {
 constexpr Completion blocking(hcomm_stream_t stream) { return {stream, nullptr, false}; }
 constexpr Completion nonblocking(hcomm_request_t* request) { return {nullptr, request, true}; }
 
-// Checks the stream or request argument and clears *request.
+// Checks the request argument and clears *request.
 void check_completion(const char* fn, const Completion& how);
+// The accelerator that queues a stream-ordered call's work; throws
+// HCOMM_ERR_UNSUPPORTED naming why where there is none.
+const device::Accelerator& stream_accelerator(const char* fn);
 // Which of a call's buffers are device memory, each asked once. Such
 // buffers are staged through host memory, which a blocking call does around
 // its operation: a nonblocking one gets HCOMM_ERR_UNSUPPORTED.
@@ -62,9 +65,11 @@ struct DeviceBuffers {
   bool has(int i) const { return (on_device >> i) & 1u; }
 };
 DeviceBuffers device_buffers_of(const char* fn, const Completion& how, std::initializer_list<const void*> buffers);
-// Without a device plugin that has a device: all host memory, at once.
+// Without a device plugin that has a device: all host memory, at once
+// (where the call names a stream, an error: stream_accelerator).
 inline DeviceBuffers device_buffers(const char* fn, const Completion& how,
                                     std::initializer_list<const void*> buffers) {
+  if (how.stream) stream_accelerator(fn);
   return device::Accelerator::get() ? device_buffers_of(fn, how, buffers) : DeviceBuffers{};
 }
 // Waits for `op` (blocking form, which then sets *status where given) or

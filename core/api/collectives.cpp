@@ -1,11 +1,17 @@
 // The collectives of the C API: one validation path for all of them (a clear
 // error naming the argument, nothing sent), then the communicator.
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "core/algorithm/layout.hpp"
 #include "core/api/checks.hpp"
 #include "core/comm/communicator.hpp"
+#include "core/comm/stream_order.hpp"
+#include "core/common/settings.hpp"
+#include "core/device/staging.hpp"
 #include "hcomm/plugin/layout.hpp"
 
 namespace hcomm::api {
@@ -141,41 +147,135 @@ void check_buffers(const char* fn, const Call& c, uint64_t send_bytes, uint64_t 
                   fn, shape.in_place);
 }
 
-// A blocking call on device buffers, through host staging buffers: inputs
-// copied in, the call run on them, results copied back. An in-place call's
-// buffer is one region, staged whole; a receive layout with displacements
-// is copied in too, so that its gaps come back as they were.
-hcomm_result_t staged(comm::Communicator& c, const hcomm_coll_args_t& args, const Call& call, uint64_t send_bytes,
-                      uint64_t recv_bytes, const DeviceBuffers& staged_buffers, const Completion& how) {
-  const device::Accelerator& accelerator = *staged_buffers.accelerator;
-  auto* send = static_cast<const uint8_t*>(send_bytes ? call.send : call.recv);
-  auto* recv = static_cast<uint8_t*>(call.recv);
-  const uint8_t* host_send = send;
-  uint8_t* host_recv = recv;
-  const bool recv_on_device = recv_bytes && staged_buffers.has(1);
-  if (args.in_place && send_bytes && recv_bytes) {
-    const uint8_t* lo = std::min<const uint8_t*>(send, recv);
-    const uint8_t* hi = std::max<const uint8_t*>(send + send_bytes, recv + recv_bytes);
-    auto* region = static_cast<uint8_t*>(accelerator.staging(static_cast<size_t>(hi - lo), 0));
-    accelerator.copy(region, lo, static_cast<size_t>(hi - lo));
-    host_send = region + (send - lo);
-    host_recv = region + (recv - lo);
-  } else {
-    if (recv_on_device) {
-      host_recv = static_cast<uint8_t*>(accelerator.staging(recv_bytes, 1));
-      if (args.recv_displs || args.in_place) accelerator.copy(host_recv, recv, recv_bytes);
-    }
-    if (!send_bytes) {
-      host_send = host_recv;
-    } else if (staged_buffers.has(0)) {
-      auto* staged_send = static_cast<uint8_t*>(accelerator.staging(send_bytes, 0));
-      accelerator.copy(staged_send, send, send_bytes);
-      host_send = staged_send;
-    }
+// A checked call's arguments as the communicator takes them, and the bytes
+// this rank sends from and receives into its buffers.
+struct Prepared {
+  hcomm_coll_args_t args;
+  uint64_t send_bytes = 0, recv_bytes = 0;
+};
+
+Prepared prepare(const Call& call, int nranks, int rank) {
+  Prepared p{.args = make_args(call.coll, call.count, call.dtype, call.op, call.root)};
+  p.args.recv_counts = call.recv_counts;
+  p.args.recv_displs = call.recv_displs;
+  p.args.in_place = in_place(call, p.args, rank);
+  if (!(p.args.in_place && call.coll == HCOMM_COLL_ALLTOALLV)) {  // in place ignores the send layout
+    p.args.send_counts = call.send_counts;
+    p.args.send_displs = call.send_displs;
   }
-  const hcomm_result_t rc = complete(c, c.start(args, host_send, host_recv), how);
-  if (recv_on_device) accelerator.copy(recv, host_recv, recv_bytes);
+  p.send_bytes = algorithm::send_bytes(p.args, nranks, rank);
+  p.recv_bytes = algorithm::recv_bytes(p.args, nranks, rank);
+  return p;
+}
+
+// Where a call on device buffers has its data on the host: a staging area
+// (device::Staging) and the operation's buffers in it, or the caller's own
+// where they are host memory. An in-place call's buffer is one region,
+// staged whole; a receive layout with displacements is copied in too, so
+// that its gaps come back as they were. Where this rank reads no sendbuf,
+// SEND is RECV.
+struct Staged {
+  device::Staging staging;
+  const void* send;
+  void* recv;
+  std::optional<size_t> send_at, recv_at;  // offsets into the area
+  const void* send_in(uint8_t* area) const { return send_at ? area + *send_at : send; }
+  void* recv_in(uint8_t* area) const { return recv_at ? area + *recv_at : recv; }
+};
+
+Staged plan_staging(const Call& call, const Prepared& p, const DeviceBuffers& on_device) {
+  auto* send = static_cast<uint8_t*>(const_cast<void*>(p.send_bytes ? call.send : call.recv));
+  auto* recv = static_cast<uint8_t*>(call.recv);
+  Staged s{.send = send, .recv = recv};
+  if (!on_device.accelerator) return s;
+  const bool recv_on_device = p.recv_bytes && on_device.has(1);
+  if (p.args.in_place && p.send_bytes && p.recv_bytes) {
+    uint8_t* lo = std::min(send, recv);
+    uint8_t* hi = std::max(send + p.send_bytes, recv + p.recv_bytes);
+    const size_t at = s.staging.add(static_cast<size_t>(hi - lo));
+    s.staging.in.push_back({lo, at, static_cast<size_t>(hi - lo)});
+    s.staging.out.push_back({recv, at + static_cast<size_t>(recv - lo), p.recv_bytes});
+    s.send_at = at + static_cast<size_t>(send - lo);
+    s.recv_at = at + static_cast<size_t>(recv - lo);
+    return s;
+  }
+  if (recv_on_device) {
+    s.recv_at = s.staging.add(p.recv_bytes);
+    if (p.args.recv_displs || p.args.in_place) s.staging.in.push_back({recv, *s.recv_at, p.recv_bytes});
+    s.staging.out.push_back({recv, *s.recv_at, p.recv_bytes});
+  }
+  if (!p.send_bytes) {
+    s.send_at = s.recv_at;
+  } else if (on_device.has(0)) {
+    s.send_at = s.staging.add(p.send_bytes);
+    s.staging.in.push_back({send, *s.send_at, p.send_bytes});
+  }
+  return s;
+}
+
+// A blocking call on device buffers: inputs copied to the calling thread's
+// staging memory, the call run on it, results copied back.
+hcomm_result_t staged(comm::Communicator& c, const Prepared& p, const Staged& s, const device::Accelerator& accelerator,
+                      const Completion& how) {
+  auto* area = static_cast<uint8_t*>(accelerator.staging(s.staging.bytes, 0));
+  for (const device::Staging::Copy& in : s.staging.in) accelerator.copy(area + in.offset, in.device, in.bytes);
+  const hcomm_result_t rc = complete(c, c.start(p.args, s.send_in(area), s.recv_in(area)), how);
+  for (const device::Staging::Copy& out : s.staging.out) accelerator.copy(out.device, area + out.offset, out.bytes);
   return rc;
+}
+
+// The count and displacement arrays a call's args point to.
+std::array<const size_t**, 4> layout_fields(hcomm_coll_args_t& args) {
+  return {&args.send_counts, &args.send_displs, &args.recv_counts, &args.recv_displs};
+}
+
+// Collectives whose elements travel apart (element i of the result needs
+// element i of the inputs only), which a stream-ordered call runs in pieces.
+bool elementwise(hcomm_coll_t coll) {
+  return coll == HCOMM_COLL_ALLREDUCE || coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE;
+}
+
+// A stream-ordered call: queued on the communicator's StreamOrder, in pieces
+// of HCOMM_STAGING_CHUNK_BYTES where the collective is elementwise and a
+// buffer is device memory, so that one piece's copies overlap another's
+// transfers.
+void stream_ordered(comm::Communicator& c, const Call& call, const Prepared& whole, const DeviceBuffers& on_device,
+                    std::shared_ptr<const device::UserOp> user_op, hcomm_stream_t stream) {
+  comm::StreamOrder& order = c.stream_order(*device::Accelerator::get());
+  size_t piece = call.count;
+  if (on_device.accelerator && elementwise(call.coll) && call.count) {
+    const size_t element = dtype_size(call.dtype);
+    piece = std::max<size_t>(1, settings::get_size("HCOMM_STAGING_CHUNK_BYTES") / element);
+    piece = std::min(piece, call.count);
+  }
+  for (size_t first = 0; first < call.count || first == 0; first += piece) {
+    Call part = call;
+    if (piece < call.count) {
+      const size_t offset = first * dtype_size(call.dtype);
+      part.count = std::min(piece, call.count - first);
+      if (part.send) part.send = static_cast<const uint8_t*>(call.send) + offset;
+      if (part.recv) part.recv = static_cast<uint8_t*>(call.recv) + offset;
+    }
+    const Prepared p = piece < call.count ? prepare(part, c.size(), c.rank()) : whole;
+    const Staged s = plan_staging(part, p, on_device);
+    // The operation starts after the call returned, when the caller's count
+    // and displacement arrays may be gone: it takes copies.
+    auto layout = std::make_shared<std::array<std::vector<size_t>, 4>>();
+    hcomm_coll_args_t given = p.args;
+    for (size_t i = 0; const size_t** field : layout_fields(given)) {
+      if (*field) (*layout)[i].assign(*field, *field + c.size());
+      ++i;
+    }
+    order.enqueue(stream, s.staging, [p, s, user_op, layout](comm::Communicator& comm, uint8_t* area) {
+      hcomm_coll_args_t args = p.args;
+      for (size_t i = 0; const size_t** field : layout_fields(args)) {
+        if (*field) *field = (*layout)[i].data();
+        ++i;
+      }
+      return comm.start(args, s.send_in(area), s.recv_in(area), user_op);
+    });
+    if (piece >= call.count) break;
+  }
 }
 
 hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Completion& how) {
@@ -195,28 +295,22 @@ hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Co
       check_layouts(fn, call, c.size());
     else
       checked_bytes(fn, call.count, call.dtype, shape.per_rank_blocks ? c.size() : 1);
-    hcomm_coll_args_t args = make_args(call.coll, call.count, call.dtype, call.op, call.root);
-    args.recv_counts = call.recv_counts;
-    args.recv_displs = call.recv_displs;
-    const bool inplace = in_place(call, args, c.rank());
-    args.in_place = inplace;
-    if (!(inplace && call.coll == HCOMM_COLL_ALLTOALLV)) {
-      args.send_counts = call.send_counts;
-      args.send_displs = call.send_displs;
+    const Prepared p = prepare(call, c.size(), c.rank());
+    check_buffers(fn, call, p.send_bytes, p.recv_bytes, p.args.in_place, shape);
+    const DeviceBuffers on_device = device_buffers(fn, how, {call.send, call.recv});
+    if (user_op && on_device.accelerator)
+      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                  "%s: a buffer is %s device memory, which user ops (they run on the host) do not reduce; pass "
+                  "host buffers or a built-in op",
+                  fn, on_device.accelerator->name());
+    if (how.stream) {
+      stream_ordered(c, call, p, on_device, std::move(user_op), how.stream);
+      return HCOMM_SUCCESS;
     }
-    const uint64_t send_bytes = algorithm::send_bytes(args, c.size(), c.rank());
-    const uint64_t recv_bytes = algorithm::recv_bytes(args, c.size(), c.rank());
-    check_buffers(fn, call, send_bytes, recv_bytes, inplace, shape);
-    if (const DeviceBuffers on_device = device_buffers(fn, how, {call.send, call.recv}); on_device.accelerator) {
-      if (user_op)
-        HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                    "%s: a buffer is %s device memory, which user ops (they run on the host) do not reduce; pass "
-                    "host buffers or a built-in op",
-                    fn, on_device.accelerator->name());
-      return staged(c, args, call, send_bytes, recv_bytes, on_device, how);
-    }
+    const auto turn = c.host_turn();
+    if (on_device.accelerator) return staged(c, p, plan_staging(call, p, on_device), *on_device.accelerator, how);
     // Where this rank reads no sendbuf, SEND resolves to RECV.
-    return complete(c, c.start(args, send_bytes ? call.send : call.recv, call.recv, std::move(user_op)), how);
+    return complete(c, c.start(p.args, p.send_bytes ? call.send : call.recv, call.recv, std::move(user_op)), how);
   });
 }
 

@@ -81,6 +81,7 @@ HCOMM_API hcomm_result_t hcomm_mem_free(void* ptr) {
 HCOMM_API hcomm_result_t hcomm_mem_register(hcomm_comm_t comm, void* ptr, size_t bytes, void** handle) {
   return c_boundary([&] {
     comm::Communicator& c = api::checked_comm("hcomm_mem_register", comm);
+    const auto turn = c.host_turn();
     HCOMM_ARG_CHECK(handle, "hcomm_mem_register: handle is NULL");
     *handle = nullptr;
     HCOMM_ARG_CHECK(ptr, "hcomm_mem_register: ptr is NULL");
@@ -93,7 +94,7 @@ HCOMM_API hcomm_result_t hcomm_mem_register(hcomm_comm_t comm, void* ptr, size_t
 
 HCOMM_API hcomm_result_t hcomm_mem_deregister(hcomm_comm_t comm, void* handle) {
   return c_boundary([&] {
-    api::checked_comm("hcomm_mem_deregister", comm);
+    const auto turn = api::checked_comm("hcomm_mem_deregister", comm).host_turn();
     links::deregister_memory(handle);
     return HCOMM_SUCCESS;
   });

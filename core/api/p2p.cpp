@@ -3,9 +3,12 @@
 // any. A rank may send to itself.
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "core/api/checks.hpp"
 #include "core/comm/communicator.hpp"
+#include "core/comm/stream_order.hpp"
+#include "core/device/staging.hpp"
 
 namespace hcomm::api {
 namespace {
@@ -35,6 +38,32 @@ void check_peer_and_tag(const char* fn, const comm::Communicator& c, int peer, i
 
 enum class Kind { kSend, kSynchronousSend, kReceive };
 
+// A send or receive queued on a stream (StreamOrder), in exact mode: a
+// device buffer goes through the call's staging memory.
+void stream_ordered(const char* fn, comm::Communicator& c, bool sending, void* buf, size_t count, hcomm_dtype_t dtype,
+                    int peer, int tag, hcomm_stream_t stream) {
+  if (c.config().p2p_matching_any)
+    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                "%s: stream is not NULL, but this communicator matches point to point as MPI does "
+                "(HCOMM_P2P_MATCHING=any), which stream-ordered calls do not take: pass a NULL stream, or use a "
+                "communicator in exact mode",
+                fn);
+  const size_t bytes = count * dtype_size(dtype);
+  const DeviceBuffers on_device = device_buffers(fn, blocking(stream), {buf});
+  device::Staging staging;
+  std::optional<size_t> at;
+  if (bytes && on_device.accelerator) {
+    at = staging.add(bytes);
+    (sending ? staging.in : staging.out).push_back({static_cast<uint8_t*>(buf), *at, bytes});
+  }
+  // A point-to-point call's args name the peer as root.
+  const hcomm_coll_args_t args = make_args(HCOMM_COLL_SENDRECV, count, dtype, HCOMM_SUM, peer);
+  c.stream_order(stream_accelerator(fn)).enqueue(stream, staging, [=](comm::Communicator& comm, uint8_t* area) {
+    void* b = at ? area + *at : buf;
+    return sending ? comm.send(args, b, tag) : comm.recv(args, b, tag);
+  });
+}
+
 // A send, or a receive into buf of a (peer, tag) or, where `matched`, of the
 // message a matched probe took (*taken, which it consumes; comm is then the
 // message's). Device memory goes through a host staging buffer: copied there
@@ -57,6 +86,11 @@ hcomm_result_t p2p(const char* fn, Kind kind, void* buf, size_t count, hcomm_dty
     HCOMM_ARG_CHECK(buf || bytes == 0, "%s: buf is NULL but count is not 0", fn);
     if (!matched) check_peer_and_tag(fn, c, peer, tag, !sending);
     if (kind == Kind::kSynchronousSend) require_matching(fn, c, "a synchronous send");
+    if (how.stream) {
+      stream_ordered(fn, c, sending, buf, count, dtype, peer, tag, how.stream);
+      return HCOMM_SUCCESS;
+    }
+    const auto turn = c.host_turn();
     const device::Accelerator* accelerator = bytes ? device_buffers(fn, how, {buf}).accelerator : nullptr;
     void* b = accelerator ? accelerator->staging(bytes, 0) : buf;
     if (accelerator && sending) accelerator->copy(b, buf, bytes);
@@ -102,6 +136,7 @@ hcomm_result_t probe(const char* fn, int peer, int tag, hcomm_comm_t comm, bool 
     if (flag) *flag = 0;
     if (message) *message = nullptr;
     comm::Communicator& c = checked_comm(fn, comm);
+    const auto turn = c.host_turn();
     require_matching(fn, c, "a probe");
     check_peer_and_tag(fn, c, peer, tag, true);
     p2p::Arrival* taken = nullptr;

@@ -11,6 +11,7 @@
 
 #include "core/algorithm/link_models.hpp"
 #include "core/algorithm/tuning.hpp"
+#include "core/comm/stream_order.hpp"
 #include "core/common/error.hpp"
 #include "core/common/json.hpp"
 #include "core/common/log.hpp"
@@ -171,6 +172,7 @@ const std::string& Communicator::topology_json() {
 
 Communicator::~Communicator() {
   const log::RankScope scope(rank_);
+  stream_order_.reset();  // its calls done, its thread gone
   leave_links();
   running_.clear();
   links_.reset();
@@ -684,6 +686,54 @@ void Communicator::wait(exec::Operation* op, hcomm_status_t* status) {
     fail(e);
   }
   release(op, status);
+}
+
+class Communicator::AwaitedAny final : public Awaited {
+ public:
+  AwaitedAny(Communicator& c, std::span<exec::Operation* const> ops, const std::function<bool()>& also_done)
+      : c_(c), ops_(ops), also_done_(also_done) {}
+  bool done() override {
+    return also_done_() || std::ranges::any_of(ops_, [](const exec::Operation* op) { return op->done(); });
+  }
+  std::string describe() const override {
+    for (const exec::Operation* op : ops_)
+      if (!op->done()) return c_.describe(*c_.find(op));
+    return "stream-ordered operations";
+  }
+  void pending_peer_ranks(std::vector<int>& out) const override {
+    for (const exec::Operation* op : ops_)
+      if (!op->done()) op->pending_peer_ranks(out);
+  }
+  [[noreturn]] void blame(const Error& e) override { c_.blame_oldest(e); }
+
+ private:
+  Communicator& c_;
+  std::span<exec::Operation* const> ops_;
+  const std::function<bool()>& also_done_;
+};
+
+void Communicator::wait_any(std::span<exec::Operation* const> ops, const std::function<bool()>& also_done) {
+  const log::RankScope scope(rank_);
+  check_usable();
+  AwaitedAny awaited(*this, ops, also_done);
+  try {
+    wait_until(awaited);
+  } catch (const Error& e) {
+    fail(e);
+  }
+}
+
+StreamOrder& Communicator::stream_order(const device::Accelerator& accelerator) {
+  if (!stream_order_) stream_order_ = std::make_unique<StreamOrder>(*this, accelerator);
+  return *stream_order_;
+}
+
+std::unique_lock<std::mutex> Communicator::host_turn() {
+  return stream_order_ ? stream_order_->host_turn() : std::unique_lock<std::mutex>();
+}
+
+hcomm_result_t Communicator::stream_error(std::string* text) const {
+  return stream_order_ ? stream_order_->error(text) : HCOMM_SUCCESS;
 }
 
 void Communicator::wait_until(Awaited& awaited) {

@@ -1,12 +1,15 @@
 // A communicator: wires the bootstrap, the topology, the links, the cost
 // model and the schedule cache together, starts operations on the executor
-// and waits for them. One thread at a time.
+// and waits for them. One thread at a time, beside the thread of its
+// stream-ordered calls (StreamOrder), which takes turns with it.
 #pragma once
 
 #include <array>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,7 +29,13 @@
 #include "core/p2p/matching.hpp"
 #include "core/topology/topology.hpp"
 
+namespace hcomm::device {
+class Accelerator;
+}
+
 namespace hcomm::comm {
+
+class StreamOrder;
 
 class Communicator {
  public:
@@ -71,6 +80,9 @@ class Communicator {
   // Blocks until `op` is done (idling as exec::IdleWait says), failing at
   // HCOMM_TIMEOUT without progress or when a peer dies.
   void wait(exec::Operation* op, hcomm_status_t* status = nullptr);
+  // Blocks until one of `ops` is done or `also_done()` holds, as wait()
+  // blocks (its deadline and peer checks); the done ones stay to be tested.
+  void wait_any(std::span<exec::Operation* const> ops, const std::function<bool()>& also_done);
   // A request's hcomm_cancel: a receive in exact mode cannot be withdrawn
   // (HCOMM_ERR_UNSUPPORTED), a collective is no point to point
   // (HCOMM_ERR_INVALID_ARGUMENT); a send completes as it would.
@@ -117,6 +129,14 @@ class Communicator {
   // This communicator as its algorithms' cost functions and builders see it.
   const hcomm_comm_view_t& view() const { return schedules_->view(); }
 
+  // Its stream-ordered calls, begun at the first one.
+  StreamOrder& stream_order(const device::Accelerator& accelerator);
+  // A host-ordered call's turn: once the stream-ordered calls queued so far
+  // are done, and none runs until the lock goes; empty while there were none.
+  std::unique_lock<std::mutex> host_turn();
+  // The first failure of its stream-ordered calls (HCOMM_SUCCESS while none).
+  hcomm_result_t stream_error(std::string* text) const;
+
  private:
   // What a point-to-point operation is, for its errors.
   struct P2P {
@@ -149,6 +169,7 @@ class Communicator {
     [[noreturn]] virtual void blame(const Error& e) { throw Error(e.code(), describe() + " failed: " + e.what()); }
   };
   class AwaitedOperation;
+  class AwaitedAny;
   class AwaitedMessage;
   // Blocks until awaited.done() (idling as exec::IdleWait says), failing at
   // HCOMM_TIMEOUT without progress or when a peer dies.
@@ -203,6 +224,7 @@ class Communicator {
   bool oversubscribed_;  // this host's ranks outnumber its cores
   std::unique_ptr<exec::IdleWait> idle_wait_;  // how wait() passes the time while nothing moves
   std::string broken_;  // set by the first failure: the communicator is then unusable
+  std::unique_ptr<StreamOrder> stream_order_;  // last: its thread uses everything above
 };
 
 }  // namespace hcomm::comm

@@ -94,6 +94,11 @@ std::vector<Decl> core_settings() {
       ranged(d("HCOMM_CHUNK_BYTES", HCOMM_SETTING_SIZE, "512K",
                "Pipelining unit: transfers are cut into chunks of about this size."),
              "1K", "1G"),
+      ranged(d("HCOMM_STAGING_CHUNK_BYTES", HCOMM_SETTING_SIZE, "4M",
+               "Stream-ordered calls on device buffers through host memory run elementwise collectives (allreduce, "
+               "broadcast, reduce) in pieces of about this size, so that one piece's copies overlap another's "
+               "transfers."),
+             "4K", "1G"),
       grammar(d("HCOMM_DEBUG_FILE", HCOMM_SETTING_STRING, "", "Log to this file instead of stderr (%h host, %p pid)."),
               writable_log_file, "a file this process may write (its folder must exist), or empty for stderr"),
       d("HCOMM_TUNE_FILE", HCOMM_SETTING_STRING, "",

@@ -49,6 +49,10 @@ bool Accelerator::owns(const void* ptr) const {
   return plugin_->pointer_attr(ptr, &attr) == HCOMM_SUCCESS && attr.mem_kind != HCOMM_MEM_HOST;
 }
 
+void Accelerator::check(hcomm_result_t rc, const char* what) const {
+  if (rc != HCOMM_SUCCESS) fail(what, name_);
+}
+
 void Accelerator::copy(void* dst, const void* src, size_t bytes) const {
   if (bytes && plugin_->copy(dst, src, bytes, nullptr) != HCOMM_SUCCESS) fail("copy", name_);
 }

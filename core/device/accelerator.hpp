@@ -23,6 +23,11 @@ class Accelerator {
   const hcomm_device_v1_t& plugin() const { return *plugin_; }
   const char* name() const { return name_; }
 
+  // Whether the plugin queues stream-ordered work (ABI 1.15's functions).
+  bool streams() const { return HCOMM_IFACE_HAS(plugin_, capturing); }
+  // Throws the plugin's error text, naming `what`, where rc is a failure.
+  void check(hcomm_result_t rc, const char* what) const;
+
   // Calls the plugin; throws its error text where it fails.
   void copy(void* dst, const void* src, size_t bytes) const;
   void* alloc_pinned(size_t bytes) const;

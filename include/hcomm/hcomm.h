@@ -4,16 +4,28 @@
  * gives this thread's text for the last error (what was wrong, which argument,
  * what to do). A communicator may be used by one thread at a time.
  *
- * Collectives take a stream argument: NULL means host-ordered execution (the
- * call, or the request, completes the operation). A non-NULL stream is a
- * cudaStream_t; stream-ordered calls are not supported yet
- * (HCOMM_ERR_UNSUPPORTED).
+ * Collectives, hcomm_send and hcomm_recv take a stream argument: NULL means
+ * host-ordered execution (the call, or the request, completes the
+ * operation). A non-NULL stream is a cudaStream_t (where a device plugin
+ * with a device is loaded): the call is stream-ordered. It returns once the
+ * operation is queued behind the work queued on the stream so far, and the
+ * stream's later work sees its results; it may be captured into a CUDA
+ * graph, each replay running it again. A communicator's stream-ordered calls
+ * run in the order they were made, whatever their streams, so every rank
+ * makes them in one order, as blocking calls. A host-ordered call on the
+ * communicator first waits for the stream-ordered ones made before it (a
+ * graph's replays must not overlap host-ordered calls). A stream-ordered
+ * call's failure (a peer gone, a timeout) comes from
+ * hcomm_comm_get_async_error; the stream's work goes on, on undefined data.
+ * Point to point is stream-ordered in exact matching mode only.
  *
  * Buffers may be CUDA device memory where the CUDA device plugin is loaded
- * and sees a device: blocking collectives and hcomm_send / hcomm_recv copy
- * such buffers through pinned host memory around the call; nonblocking ones
- * refuse them (HCOMM_ERR_UNSUPPORTED). Without the plugin, or without a
- * device, a device pointer is taken for host memory.
+ * and sees a device: blocking and stream-ordered calls copy such buffers
+ * through pinned host memory around the operation (stream-ordered ones in
+ * pieces of HCOMM_STAGING_CHUNK_BYTES where the collective allows, so that
+ * the copies overlap the transfers); nonblocking ones refuse them
+ * (HCOMM_ERR_UNSUPPORTED). Without the plugin, or without a device, a device
+ * pointer is taken for host memory.
  */
 #ifndef HCOMM_H
 #define HCOMM_H
@@ -114,6 +126,11 @@ HCOMM_API hcomm_result_t hcomm_comm_create_group(hcomm_comm_t comm, int nranks, 
  * connections comm shares with other communicators, those fail from then on
  * too, as receives posted into freed memory might still land. */
 HCOMM_API hcomm_result_t hcomm_comm_destroy(hcomm_comm_t comm);
+/* *error: the first failure of comm's stream-ordered calls, HCOMM_SUCCESS
+ * while none failed; its text is then hcomm_get_last_error()'s. The failed
+ * call's stream work went on (no kernel waits forever), its results
+ * undefined; the communicator is unusable after it. */
+HCOMM_API hcomm_result_t hcomm_comm_get_async_error(hcomm_comm_t comm, hcomm_result_t* error);
 HCOMM_API hcomm_result_t hcomm_comm_rank(hcomm_comm_t comm, int* rank);
 HCOMM_API hcomm_result_t hcomm_comm_size(hcomm_comm_t comm, int* size);
 /* The communicator's topology as JSON, in the format HCOMM_TOPO_FILE reads

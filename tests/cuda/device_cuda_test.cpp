@@ -2,10 +2,14 @@
 // kinds, allocation, copies, and every dtype and op of its reduction kernels
 // against the core's CPU kernels bit for bit (odd counts, unaligned buffers
 // that take the element-wise path, in place, AVG's divisor), on the plugin's
-// stream and on the caller's. Without a CUDA device every test is skipped.
+// stream and on the caller's; streams, events, host calls and flag waits.
+// Without a CUDA device every test is skipped.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -251,6 +255,61 @@ TEST_F(CudaDevice, MemAllocDeviceHandsOutAlignedDeviceMemory) {
   EXPECT_EQ(hcomm_mem_free(static_cast<uint8_t*>(got[0]) + 64), HCOMM_ERR_INVALID_ARGUMENT);
   for (void* p : got) EXPECT_EQ(hcomm_mem_free(p), HCOMM_SUCCESS) << hcomm_get_last_error();
   EXPECT_EQ(hcomm_mem_free(got[0]), HCOMM_ERR_INVALID_ARGUMENT);
+}
+
+// What stream-ordered calls queue: a host call runs once the stream reaches
+// it, a wait on the device holds the work after it until the host sets the
+// flag (then clears it), events order one stream after another, and capture
+// is told.
+TEST_F(CudaDevice, StreamsEventsHostCallsAndFlagWaitsOrderTheWork) {
+  ASSERT_GE(dev_->stream_count(), 1);
+  void* ours = nullptr;
+  void* other = nullptr;
+  void* event = nullptr;
+  ASSERT_EQ(dev_->stream_create(&ours), HCOMM_SUCCESS) << last_error();
+  ASSERT_EQ(dev_->stream_create(&other), HCOMM_SUCCESS) << last_error();
+  ASSERT_EQ(dev_->event_create(&event), HCOMM_SUCCESS) << last_error();
+  uint32_t* flag = nullptr;
+  ASSERT_EQ(dev_->alloc(64, HCOMM_DEVICE_ALLOC_PINNED_HOST, reinterpret_cast<void**>(&flag)), HCOMM_SUCCESS);
+  *flag = 0;
+  constexpr size_t kCount = 1 << 20;
+  std::vector<int32_t> host(kCount, 7);
+  auto* d = static_cast<int32_t*>(device_alloc(kCount * 4));
+  ASSERT_EQ(cudaMemset(d, 0, kCount * 4), cudaSuccess);
+  std::atomic<int> reached = 0;
+  ASSERT_EQ(dev_->host_call(ours, [](void* p) { static_cast<std::atomic<int>*>(p)->store(1); }, &reached),
+            HCOMM_SUCCESS);
+  ASSERT_EQ(dev_->wait_flag(ours, flag), HCOMM_SUCCESS) << last_error();
+  ASSERT_EQ(dev_->copy(d, host.data(), kCount * 4, ours), HCOMM_SUCCESS);
+  ASSERT_EQ(dev_->event_record(event, ours), HCOMM_SUCCESS);
+  ASSERT_EQ(dev_->stream_wait_event(other, event), HCOMM_SUCCESS);
+  std::vector<int32_t> back(kCount, -1);
+  ASSERT_EQ(dev_->copy(back.data(), d, kCount * 4, other), HCOMM_SUCCESS);
+  int capturing = -1;
+  ASSERT_EQ(dev_->capturing(ours, &capturing), HCOMM_SUCCESS);
+  EXPECT_EQ(capturing, 0);
+  for (int i = 0; i < 2000 && !reached.load(); ++i) usleep(100);
+  EXPECT_EQ(reached.load(), 1) << "the host call did not run";
+  usleep(20000);
+  EXPECT_EQ(cudaStreamQuery(static_cast<cudaStream_t>(other)), cudaErrorNotReady)
+      << "the work after the flag wait ran before the flag was set";
+  __atomic_store_n(flag, 1u, __ATOMIC_RELEASE);
+  ASSERT_EQ(dev_->synchronize(other), HCOMM_SUCCESS) << last_error();
+  EXPECT_EQ(*flag, 0u) << "the wait did not clear the flag";
+  EXPECT_EQ(std::count(back.begin(), back.end(), 7), static_cast<long>(kCount));
+  cudaStream_t captured = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&captured, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(captured, cudaStreamCaptureModeGlobal), cudaSuccess);
+  EXPECT_EQ(dev_->capturing(captured, &capturing), HCOMM_SUCCESS);
+  EXPECT_EQ(capturing, 1);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(captured, &graph), cudaSuccess);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(captured);
+  dev_->free(flag, HCOMM_DEVICE_ALLOC_PINNED_HOST);
+  EXPECT_EQ(dev_->event_destroy(event), HCOMM_SUCCESS);
+  EXPECT_EQ(dev_->stream_destroy(ours), HCOMM_SUCCESS);
+  EXPECT_EQ(dev_->stream_destroy(other), HCOMM_SUCCESS);
 }
 
 }  // namespace

@@ -311,59 +311,59 @@ const size_t* elements(const std::vector<size_t>& v) { return v.empty() ? nullpt
 
 hcomm_result_t call_allreduce(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_iallreduce(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, r)
-           : hcomm_allreduce(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, nullptr);
+           : hcomm_allreduce(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, s.stream);
 }
 hcomm_result_t call_broadcast(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_ibroadcast(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, r)
-           : hcomm_broadcast(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, nullptr);
+           : hcomm_broadcast(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, s.stream);
 }
 hcomm_result_t call_reduce(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_ireduce(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, c.root, comm, r)
-           : hcomm_reduce(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, c.root, comm, nullptr);
+           : hcomm_reduce(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, c.root, comm, s.stream);
 }
 hcomm_result_t call_allgather(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_iallgather(s.sendbuf, s.recvbuf, c.count, c.dtype, comm, r)
-           : hcomm_allgather(s.sendbuf, s.recvbuf, c.count, c.dtype, comm, nullptr);
+           : hcomm_allgather(s.sendbuf, s.recvbuf, c.count, c.dtype, comm, s.stream);
 }
 hcomm_result_t call_allgatherv(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   const size_t *counts = elements(s.recv_counts), *displs = elements(s.recv_displs);
   return r ? hcomm_iallgatherv(s.sendbuf, s.recvbuf, counts, displs, c.dtype, comm, r)
-           : hcomm_allgatherv(s.sendbuf, s.recvbuf, counts, displs, c.dtype, comm, nullptr);
+           : hcomm_allgatherv(s.sendbuf, s.recvbuf, counts, displs, c.dtype, comm, s.stream);
 }
 hcomm_result_t call_reduce_scatter(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_ireduce_scatter(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, r)
-           : hcomm_reduce_scatter(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, nullptr);
+           : hcomm_reduce_scatter(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, s.stream);
 }
 hcomm_result_t call_reduce_scatter_v(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   const size_t* counts = elements(s.recv_counts);
   return r ? hcomm_ireduce_scatter_v(s.sendbuf, s.recvbuf, counts, c.dtype, c.op, comm, r)
-           : hcomm_reduce_scatter_v(s.sendbuf, s.recvbuf, counts, c.dtype, c.op, comm, nullptr);
+           : hcomm_reduce_scatter_v(s.sendbuf, s.recvbuf, counts, c.dtype, c.op, comm, s.stream);
 }
 hcomm_result_t call_alltoall(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_ialltoall(s.sendbuf, s.recvbuf, c.count, c.dtype, comm, r)
-           : hcomm_alltoall(s.sendbuf, s.recvbuf, c.count, c.dtype, comm, nullptr);
+           : hcomm_alltoall(s.sendbuf, s.recvbuf, c.count, c.dtype, comm, s.stream);
 }
 hcomm_result_t call_alltoallv(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   const size_t *sc = elements(s.send_counts), *sd = elements(s.send_displs);
   const size_t *rc = elements(s.recv_counts), *rd = elements(s.recv_displs);
   return r ? hcomm_ialltoallv(s.sendbuf, sc, sd, s.recvbuf, rc, rd, c.dtype, comm, r)
-           : hcomm_alltoallv(s.sendbuf, sc, sd, s.recvbuf, rc, rd, c.dtype, comm, nullptr);
+           : hcomm_alltoallv(s.sendbuf, sc, sd, s.recvbuf, rc, rd, c.dtype, comm, s.stream);
 }
 hcomm_result_t call_gather(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_igather(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, r)
-           : hcomm_gather(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, nullptr);
+           : hcomm_gather(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, s.stream);
 }
 hcomm_result_t call_scatter(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_iscatter(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, r)
-           : hcomm_scatter(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, nullptr);
+           : hcomm_scatter(s.sendbuf, s.recvbuf, c.count, c.dtype, c.root, comm, s.stream);
 }
 hcomm_result_t call_scan(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_iscan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, r)
-           : hcomm_scan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, nullptr);
+           : hcomm_scan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, s.stream);
 }
 hcomm_result_t call_exscan(const Case& c, Setup& s, hcomm_comm_t comm, hcomm_request_t* r) {
   return r ? hcomm_iexscan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, r)
-           : hcomm_exscan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, nullptr);
+           : hcomm_exscan(s.sendbuf, s.recvbuf, c.count, c.dtype, c.op, comm, s.stream);
 }
 
 const std::array kTests = {

@@ -32,6 +32,7 @@ struct Setup {
   const void* sendbuf = nullptr;
   void* recvbuf = nullptr;
   std::vector<size_t> send_counts, send_displs, recv_counts, recv_displs;  // the v-variants
+  void* stream = nullptr;  // a blocking call's stream (NULL: host-ordered)
 };
 
 struct Ranks {

@@ -1,6 +1,6 @@
 // Runs under hcomm-run, one group of checks per launch:
 //
-//   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT] [--memory cuda]
+//   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT] [--memory cuda [--order stream|graph]]
 //
 // GROUP is a collective of cases.cpp's table, barrier, sendrecv, matching
 // (point to point in matching mode any), split (sub-communicators), user_ops
@@ -19,8 +19,12 @@
 // With --memory cuda (a collective group only) every call gets device
 // buffers: each case's buffers are copied to device memory of the same layout
 // before the call and back after it, blocking calls only (a nonblocking one
-// must be refused); exits 77 (skipped) without a CUDA device.
+// must be refused); exits 77 (skipped) without a CUDA device. --order
+// stream queues each call on a stream behind a held-back copy of its inputs,
+// its results copied back behind it; --order graph captures the copy in and
+// the call into a CUDA graph and replays it twice.
 #include <time.h>
+#include <unistd.h>
 #ifdef HCOMM_TEST_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -121,6 +125,9 @@ void start(Job& job, const Case& c, const CollectiveTest& test, Setup& s, hcomm_
 
 // --memory cuda: the calls get device buffers.
 bool g_device_memory = false;
+// --order stream|graph (with --memory cuda): blocking calls are stream-ordered, or captured into a graph.
+enum class Order { kHost, kStream, kGraph };
+Order g_order = Order::kHost;
 
 #ifdef HCOMM_TEST_CUDA
 void cuda_check(Job& job, cudaError_t e, const char* what) {
@@ -130,16 +137,78 @@ void cuda_check(Job& job, cudaError_t e, const char* what) {
 // A user op's function, which a call on device buffers must never reach.
 void never_called(const void*, void*, size_t, hcomm_dtype_t, void*) { std::abort(); }
 
+// Holds a stream back a moment: a call queued behind it that ran at once
+// would find its inputs not yet there.
+void hold_back(void*) { usleep(1000); }
+
+// The call on `stream`, its device buffers (`device`, which hold garbage)
+// filled from `pinned` behind a hold-up and copied back behind the call.
+// --order graph: the copy in, the call and nothing else captured into a
+// graph, which is replayed twice (each replay's copy in restores the inputs:
+// only its call makes the results right). Returns the call's status.
+hcomm_result_t stream_ordered_call(Job& job, const Case& c, const CollectiveTest& test, Setup& s, void* device[2],
+                                   void* pinned[2], const size_t bytes[2]) {
+  static cudaStream_t stream = [&] {
+    cudaStream_t created = nullptr;
+    cuda_check(job, cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    return created;
+  }();
+  s.stream = stream;
+  hcomm_result_t rc = HCOMM_SUCCESS;
+  if (g_order == Order::kStream) {
+    cuda_check(job, cudaLaunchHostFunc(stream, hold_back, nullptr), "cudaLaunchHostFunc");
+    for (int i = 0; i < 2; ++i)
+      cuda_check(job, cudaMemcpyAsync(device[i], pinned[i], bytes[i], cudaMemcpyHostToDevice, stream),
+                 "cudaMemcpyAsync to the device");
+    rc = test.call(c, s, job.comm, nullptr);
+  } else {
+    void* source[2] = {};
+    for (int i = 0; i < 2; ++i) {
+      cuda_check(job, cudaMalloc(&source[i], bytes[i]), "cudaMalloc");
+      cuda_check(job, cudaMemcpy(source[i], pinned[i], bytes[i], cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+    cuda_check(job, cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    for (int i = 0; i < 2; ++i)
+      cuda_check(job, cudaMemcpyAsync(device[i], source[i], bytes[i], cudaMemcpyDeviceToDevice, stream),
+                 "cudaMemcpyAsync (captured)");
+    rc = test.call(c, s, job.comm, nullptr);
+    cudaGraph_t graph = nullptr;
+    cuda_check(job, cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    if (rc == HCOMM_SUCCESS) {
+      cudaGraphExec_t exec = nullptr;
+      cuda_check(job, cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+      for (int replay = 0; replay < 2; ++replay) cuda_check(job, cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+      cuda_check(job, cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      cudaGraphExecDestroy(exec);
+    }
+    cudaGraphDestroy(graph);
+    for (void* p : source) cudaFree(p);
+  }
+  for (int i = 0; i < 2; ++i)
+    cuda_check(job, cudaMemcpyAsync(pinned[i], device[i], bytes[i], cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync from the device");
+  cuda_check(job, cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  s.stream = nullptr;
+  hcomm_result_t async = HCOMM_SUCCESS;
+  job.check(hcomm_comm_get_async_error(job.comm, &async), "hcomm_comm_get_async_error");
+  if (async != HCOMM_SUCCESS) job.fatal(describe(c, test) + " (stream-ordered): " + hcomm_get_last_error(), async);
+  return rc;
+}
+
 // The case's call on device copies of its buffers; the results come back to
 // the host buffers for the checks. Returns the call's status.
 hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& test, Setup& s,
                               hcomm_request_t* request) {
   CheckedBuffer* buffers[] = {&s.send, &s.recv};
   void* device[2] = {};
+  void* pinned[2] = {};
+  size_t bytes[2];
   for (int i = 0; i < 2; ++i) {
-    cuda_check(job, cudaMalloc(&device[i], buffers[i]->raw_bytes()), "cudaMalloc");
-    cuda_check(job, cudaMemcpy(device[i], buffers[i]->raw(), buffers[i]->raw_bytes(), cudaMemcpyHostToDevice),
-               "cudaMemcpy to the device");
+    bytes[i] = buffers[i]->raw_bytes();
+    cuda_check(job, cudaMalloc(&device[i], bytes[i]), "cudaMalloc");
+    cuda_check(job, cudaMallocHost(&pinned[i], bytes[i]), "cudaMallocHost");
+    std::memcpy(pinned[i], buffers[i]->raw(), bytes[i]);
+    cuda_check(job, cudaMemset(device[i], 0xEE, bytes[i]), "cudaMemset");
   }
   auto on_device = [&](const void* p) -> void* {
     for (int i = 0; i < 2; ++i) {
@@ -153,13 +222,22 @@ hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& tes
   void* recv = s.recvbuf;
   s.sendbuf = on_device(send);
   s.recvbuf = on_device(recv);
-  const hcomm_result_t rc = test.call(c, s, job.comm, request);
+  hcomm_result_t rc;
+  if (g_order == Order::kHost || request) {
+    for (int i = 0; i < 2; ++i)
+      cuda_check(job, cudaMemcpy(device[i], pinned[i], bytes[i], cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+    rc = test.call(c, s, job.comm, request);
+    for (int i = 0; i < 2; ++i)
+      cuda_check(job, cudaMemcpy(pinned[i], device[i], bytes[i], cudaMemcpyDeviceToHost), "cudaMemcpy from the device");
+  } else {
+    rc = stream_ordered_call(job, c, test, s, device, pinned, bytes);
+  }
   s.sendbuf = send;
   s.recvbuf = recv;
   for (int i = 0; i < 2; ++i) {
-    cuda_check(job, cudaMemcpy(buffers[i]->raw(), device[i], buffers[i]->raw_bytes(), cudaMemcpyDeviceToHost),
-               "cudaMemcpy from the device");
+    std::memcpy(buffers[i]->raw(), pinned[i], bytes[i]);
     cudaFree(device[i]);
+    cudaFreeHost(pinned[i]);
   }
   return rc;
 }
@@ -423,6 +501,12 @@ Options parse_options(int argc, char** argv) {
       o.large = std::strtoull(argv[i + 1], nullptr, 10);
     } else if (std::strcmp(argv[i], "--memory") == 0 && std::strcmp(argv[i + 1], "cuda") == 0) {
       g_device_memory = true;
+    } else if (std::strcmp(argv[i], "--order") == 0 && std::strcmp(argv[i + 1], "host") == 0) {
+      g_order = Order::kHost;
+    } else if (std::strcmp(argv[i], "--order") == 0 && std::strcmp(argv[i + 1], "stream") == 0) {
+      g_order = Order::kStream;
+    } else if (std::strcmp(argv[i], "--order") == 0 && std::strcmp(argv[i + 1], "graph") == 0) {
+      g_order = Order::kGraph;
     } else {
       std::fprintf(stderr, "unknown argument '%s'\n", argv[i]);
       std::exit(2);
@@ -441,6 +525,10 @@ int main(int argc, char** argv) {
   if (!test && options.group != "barrier" && options.group != "sendrecv" && options.group != "mixed" &&
       options.group != "split" && options.group != "user_ops" && options.group != "matching") {
     std::fprintf(stderr, "no test group '%s'\n", options.group.c_str());
+    return 2;
+  }
+  if (g_order != Order::kHost && !g_device_memory) {
+    std::fprintf(stderr, "--order stream|graph: with --memory cuda only\n");
     return 2;
   }
   if (g_device_memory) {

@@ -1,4 +1,4 @@
-/* HComm device plugin interface (ABI 1.13; the header's kind is
+/* HComm device plugin interface (ABI 1.15; the header's kind is
  * HCOMM_PLUGIN_DEVICE, the file libhcomm_device_<name>.so).
  *
  * A device plugin serves one kind of accelerator memory (mem_kind): it tells
@@ -61,6 +61,33 @@ typedef struct hcomm_device_v1 {
                            int avg_divisor, void* stream);
   /* Returns once all work queued on stream (NULL: the default one) is done. */
   hcomm_result_t (*synchronize)(void* stream);
+
+  /* ABI 1.15: what stream-ordered calls queue (a plugin without these, by
+   * its size, serves blocking calls only). None of them waits for the device.
+   * The streams HComm queues its own work on, for the current device: each
+   * communicator asks for stream_count() of them (the plugin's setting, at
+   * least 1), created with the plugin's priority setting. */
+  int (*stream_count)(void);
+  hcomm_result_t (*stream_create)(void** stream);
+  hcomm_result_t (*stream_destroy)(void* stream);
+  /* A marker in a stream's work, for other streams to wait for. */
+  hcomm_result_t (*event_create)(void** event);
+  hcomm_result_t (*event_destroy)(void* event);
+  /* Marks the work queued on stream so far; a later record moves the mark. */
+  hcomm_result_t (*event_record)(void* event, void* stream);
+  /* Work queued on stream after this waits for event's mark as it is now. */
+  hcomm_result_t (*stream_wait_event)(void* stream, void* event);
+  /* Queues fn(arg): it runs on a thread of the device runtime once the work
+   * queued before it is done, and must not call the runtime. */
+  hcomm_result_t (*host_call)(void* stream, void (*fn)(void*), void* arg);
+  /* Queues a wait on the device until *flag, in pinned host memory
+   * (HCOMM_DEVICE_ALLOC_PINNED_HOST), is non-zero; the wait then sets it back
+   * to 0, and the work queued after it runs. The host sets it with a release
+   * store once the data that work reads is in place. */
+  hcomm_result_t (*wait_flag)(void* stream, uint32_t* flag);
+  /* *capturing: 1 while stream's work is being captured into a graph (each
+   * replay of which runs the host calls and waits again), else 0. */
+  hcomm_result_t (*capturing)(void* stream, int* capturing);
 } hcomm_device_v1_t;
 
 #ifdef __cplusplus

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define HCOMM_PLUGIN_ABI_MAJOR 1
-#define HCOMM_PLUGIN_ABI_MINOR 14
+#define HCOMM_PLUGIN_ABI_MINOR 15
 #define HCOMM_PLUGIN_SYMBOL "hcomm_plugin_v1"
 
 typedef enum hcomm_plugin_kind {

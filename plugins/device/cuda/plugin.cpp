@@ -1,7 +1,9 @@
 // The CUDA device plugin: device memory told apart from the host's
 // (cudaPointerGetAttributes), allocation of device and pinned host memory
 // (never managed memory), copies, and the reduction kernels of reduce.cu,
-// queued on the caller's stream or the legacy default one. The CUDA runtime
+// queued on the caller's stream or the legacy default one; and what
+// stream-ordered calls queue: streams, events, host calls and the wait of
+// wait_flag.cu. The CUDA runtime
 // is linked statically, so that the plugin needs only the driver; without a
 // driver or a device it loads and reports no device.
 #include <cuda_runtime_api.h>
@@ -16,6 +18,7 @@
 #include "hcomm/plugin/device.h"
 #include "hcomm/plugin/util.hpp"
 #include "reduce.hpp"
+#include "wait_flag.hpp"
 
 #ifndef HCOMM_CUDA_VERSION
 #error "HCOMM_CUDA_VERSION must be defined by the build"
@@ -140,7 +143,21 @@ hcomm_result_t alloc_shareable(size_t bytes, void** ptr) {
   return HCOMM_SUCCESS;
 }
 
+// Allocation while a stream is captured into a graph: allowed, as the
+// allocation is no work of the captured stream's.
+class RelaxedCapture {
+ public:
+  RelaxedCapture() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCapture() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
 hcomm_result_t alloc(size_t bytes, hcomm_device_alloc_kind_t kind, void** ptr) {
+  const RelaxedCapture relaxed;
   if (!ptr) {
     g_services.set_error("cuda: alloc: ptr is NULL");
     return HCOMM_ERR_INVALID_ARGUMENT;
@@ -152,7 +169,8 @@ hcomm_result_t alloc(size_t bytes, hcomm_device_alloc_kind_t kind, void** ptr) {
   }
   if (kind == HCOMM_DEVICE_ALLOC_SHAREABLE) return alloc_shareable(bytes, ptr);
   if (kind == HCOMM_DEVICE_ALLOC_PINNED_HOST) {
-    const cudaError_t e = cudaHostAlloc(ptr, bytes, cudaHostAllocPortable);
+    // Mapped: a wait on the device reads flags in it (wait_flag).
+    const cudaError_t e = cudaHostAlloc(ptr, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
     return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaHostAlloc", e);
   }
   g_services.set_error("cuda: alloc: kind " + std::to_string(kind) + " is not an hcomm_device_alloc_kind_t");
@@ -210,6 +228,87 @@ hcomm_result_t reduce_on_device(hcomm_dtype_t dtype, hcomm_op_t op, void* dst, c
   return e == cudaSuccess ? HCOMM_SUCCESS : fail("reduce", e);
 }
 
+// Stream-ordered calls: HComm's own streams, events, host calls and waits.
+constexpr const char* kStreams = "HCOMM_CUDA_STREAMS";
+constexpr const char* kStreamPriority = "HCOMM_CUDA_STREAM_PRIORITY";
+
+int stream_count() { return static_cast<int>(g_services.setting_int(kStreams)); }
+
+hcomm_result_t stream_create(void** stream) {
+  int least = 0, greatest = 0;
+  cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+  if (e != cudaSuccess) return fail("cudaDeviceGetStreamPriorityRange", e);
+  const std::string wanted = g_services.setting(kStreamPriority);
+  const int priority = wanted == "high" ? greatest : wanted == "low" ? least : 0;
+  cudaStream_t s = nullptr;
+  e = cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority);
+  if (e != cudaSuccess) return fail("cudaStreamCreateWithPriority", e);
+  *stream = s;
+  return HCOMM_SUCCESS;
+}
+
+hcomm_result_t stream_destroy(void* stream) {
+  const cudaError_t e = cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaStreamDestroy", e);
+}
+
+hcomm_result_t event_create(void** event) {
+  cudaEvent_t ev = nullptr;
+  const cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  if (e != cudaSuccess) return fail("cudaEventCreateWithFlags", e);
+  *event = ev;
+  return HCOMM_SUCCESS;
+}
+
+hcomm_result_t event_destroy(void* event) {
+  const cudaError_t e = cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaEventDestroy", e);
+}
+
+hcomm_result_t event_record(void* event, void* stream) {
+  const cudaError_t e = cudaEventRecord(static_cast<cudaEvent_t>(event), stream_of(stream));
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaEventRecord", e);
+}
+
+hcomm_result_t stream_wait_event(void* stream, void* event) {
+  const cudaError_t e = cudaStreamWaitEvent(stream_of(stream), static_cast<cudaEvent_t>(event), 0);
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaStreamWaitEvent", e);
+}
+
+hcomm_result_t host_call(void* stream, void (*fn)(void*), void* arg) {
+  const cudaError_t e = cudaLaunchHostFunc(stream_of(stream), fn, arg);
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("cudaLaunchHostFunc", e);
+}
+
+hcomm_result_t wait_flag_on(void* stream, uint32_t* flag) {
+  const cudaError_t e = wait_flag(stream_of(stream), flag);
+  return e == cudaSuccess ? HCOMM_SUCCESS : fail("wait_flag (kernel launch)", e);
+}
+
+hcomm_result_t capturing(void* stream, int* out) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t e = cudaStreamIsCapturing(stream_of(stream), &status);
+  if (e != cudaSuccess) return fail("cudaStreamIsCapturing", e);
+  *out = status == cudaStreamCaptureStatusActive;
+  return HCOMM_SUCCESS;
+}
+
+const hcomm_setting_decl_t kSettings[] = {
+    {.name = kStreams,
+     .type = HCOMM_SETTING_INT,
+     .default_value = "2",
+     .doc = "Streams each communicator queues its stream-ordered work on, used in turn, so that one call's copies "
+            "overlap the next one's.",
+     .min = "1",
+     .max = "16"},
+    {.name = kStreamPriority,
+     .type = HCOMM_SETTING_STRING,
+     .default_value = "high",
+     .doc = "Priority of those streams: high (the device's highest: communication is not held up behind "
+            "computation), default, or low.",
+     .values = "high,default,low"},
+};
+
 const hcomm_device_v1_t kInterface = {
     .size = sizeof(hcomm_device_v1_t),
     .init = init,
@@ -221,6 +320,16 @@ const hcomm_device_v1_t kInterface = {
     .copy = copy,
     .reduce = reduce_on_device,
     .synchronize = synchronize,
+    .stream_count = stream_count,
+    .stream_create = stream_create,
+    .stream_destroy = stream_destroy,
+    .event_create = event_create,
+    .event_destroy = event_destroy,
+    .event_record = event_record,
+    .stream_wait_event = stream_wait_event,
+    .host_call = host_call,
+    .wait_flag = wait_flag_on,
+    .capturing = capturing,
 };
 
 const hcomm_plugin_header_t kHeader = {
@@ -231,8 +340,8 @@ const hcomm_plugin_header_t kHeader = {
     .name = "cuda",
     .vendor = "HComm",
     .version = HCOMM_CUDA_VERSION,
-    .settings = nullptr,
-    .num_settings = 0,
+    .settings = kSettings,
+    .num_settings = sizeof kSettings / sizeof kSettings[0],
     .iface = &kInterface,
     .setting_size = sizeof(hcomm_setting_decl_t),
 };

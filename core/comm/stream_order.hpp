@@ -1,0 +1,90 @@
+// A communicator's stream-ordered calls (those that name a stream): a call
+// queues its work behind the work queued on its stream so far and returns;
+// the stream's later work waits for it. The operation itself runs on a
+// thread of the communicator once the stream reaches it, in call order, on
+// host memory: device buffers are copied to pinned staging memory before it
+// and back after, on the communicator's own streams (the device plugin's),
+// used in turn so that one call's copies overlap another's operation.
+//
+// Per call, on one of its streams: wait for the caller's stream and for the
+// previous call to be ready; copy in; a host call that hands the operation
+// to the thread; a wait on the device for the thread's flag; copy out; the
+// caller's stream waits for that. A call captured into a graph keeps its
+// staging memory, and each replay runs the operation again.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/device/accelerator.hpp"
+#include "core/device/staging.hpp"
+#include "core/exec/operation.hpp"
+#include "hcomm/types.h"
+
+namespace hcomm::comm {
+
+class Communicator;
+
+class StreamOrder {
+ public:
+  // Starts a call's operation with its staging area (null where it has none).
+  using Start = std::function<exec::Operation*(Communicator&, uint8_t* staging)>;
+
+  StreamOrder(Communicator& comm, const device::Accelerator& accelerator);
+  // Waits for the calls queued (not those of graphs, which must not be
+  // replayed after the communicator is gone).
+  ~StreamOrder();
+  StreamOrder(const StreamOrder&) = delete;
+  StreamOrder& operator=(const StreamOrder&) = delete;
+
+  // Queues one checked call on `stream`; throws the first failure of an
+  // earlier call, or the plugin's error.
+  void enqueue(void* stream, const device::Staging& staging, Start start);
+  // Communicator::host_turn.
+  std::unique_lock<std::mutex> host_turn();
+  // The first failure of a queued call (HCOMM_SUCCESS while none) and its text.
+  hcomm_result_t error(std::string* text) const;
+
+ private:
+  struct Lane;
+  struct Call;
+  static void on_ready(void* call);     // host call: the stream reached the operation
+  static void on_released(void* call);  // host call: its copies out are done
+  void run();
+  void finish(Call& call, bool ok);
+  // A pinned area of at least `bytes` (its flag 0) and its size.
+  std::pair<uint8_t*, size_t> take_staging(size_t bytes);
+  void return_staging(uint8_t* area, size_t bytes);
+
+  Communicator& comm_;
+  const device::Accelerator& accelerator_;
+  const hcomm_device_v1_t& device_;
+  std::vector<Lane> lanes_;
+  size_t next_lane_ = 0;
+  void* caller_event_ = nullptr;  // marks the caller's stream at each call
+  void* last_ready_ = nullptr;    // the previous call's ready mark (none after a captured one)
+
+  mutable std::mutex mutex_;  // of what follows
+  std::condition_variable changed_;
+  std::deque<Call*> ready_;  // in the order the streams reached them: call order
+  std::atomic<bool> any_ready_ = false;
+  size_t pending_ = 0;  // calls queued and not yet released (graphs' not counted)
+  bool stopping_ = false;
+  hcomm_result_t error_ = HCOMM_SUCCESS;
+  std::string error_text_;
+  std::vector<std::pair<uint8_t*, size_t>> free_staging_;
+  std::vector<std::unique_ptr<Call>> graph_calls_;  // captured: kept for replays
+
+  std::mutex turn_;  // held by the thread while it drives the communicator, or by a host-ordered call
+  std::thread thread_;
+};
+
+}  // namespace hcomm::comm
