@@ -1,6 +1,6 @@
 // Runs under hcomm-run, one group of checks per launch:
 //
-//   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT] [--memory cuda [--order stream|graph]]
+//   hcomm_collectives_test GROUP [--counts 0,1,7,1027] [--large COUNT] [--memory cuda|emulated [--order stream|graph]]
 //
 // GROUP is a collective of cases.cpp's table, barrier, sendrecv, matching
 // (point to point in matching mode any), split (sub-communicators), user_ops
@@ -16,29 +16,29 @@
 // alone, and buffers the call must not touch are checked too. A wrong result
 // is reported with the exact case and the run goes on (ranks stay in step); a
 // failing call ends the process. Exits non-zero if anything was wrong.
-// With --memory cuda (a collective group only) every call gets device
-// buffers: each case's buffers are copied to device memory of the same layout
-// before the call and back after it, blocking calls only (a nonblocking one
-// must be refused); exits 77 (skipped) without a CUDA device. --order
-// stream queues each call on a stream behind a held-back copy of its inputs,
-// its results copied back behind it; --order graph captures the copy in and
-// the call into a CUDA graph and replays it twice.
+// With --memory cuda or emulated (a collective group only) every call gets
+// device buffers, CUDA's or the emulated device's (device_memory.hpp): each
+// case's buffers are copied to device memory of the same layout before the
+// call and back after it, blocking calls only (a nonblocking one must be
+// refused); cuda exits 77 (skipped) without a CUDA device. --order stream
+// queues each call on a stream behind a held-back copy of its inputs, its
+// results copied back behind it; --order graph (cuda) captures the copy in
+// and the call into a CUDA graph and replays it twice.
 #include <time.h>
 #include <unistd.h>
-#ifdef HCOMM_TEST_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cases.hpp"
+#include "device_memory.hpp"
 #include "groups.hpp"
 #include "hcomm/hcomm.h"
 #include "test_job.hpp"
@@ -123,71 +123,66 @@ void start(Job& job, const Case& c, const CollectiveTest& test, Setup& s, hcomm_
   if (rc != HCOMM_SUCCESS) job.fatal(describe(c, test), rc);
 }
 
-// --memory cuda: the calls get device buffers.
+// --memory cuda|emulated: the calls get device buffers.
+std::unique_ptr<DeviceMemory> g_device;
 bool g_device_memory = false;
-// --order stream|graph (with --memory cuda): blocking calls are stream-ordered, or captured into a graph.
+// --order stream|graph (with --memory): blocking calls are stream-ordered, or captured into a CUDA graph.
 enum class Order { kHost, kStream, kGraph };
 Order g_order = Order::kHost;
-
-#ifdef HCOMM_TEST_CUDA
-void cuda_check(Job& job, cudaError_t e, const char* what) {
-  if (e != cudaSuccess) job.fatal(std::string(what) + ": " + cudaGetErrorString(e), HCOMM_ERR_SYSTEM);
-}
 
 // A user op's function, which a call on device buffers must never reach.
 void never_called(const void*, void*, size_t, hcomm_dtype_t, void*) { std::abort(); }
 
-// Holds a stream back a moment: a call queued behind it that ran at once
-// would find its inputs not yet there.
-void hold_back(void*) { usleep(1000); }
+#ifdef HCOMM_TEST_CUDA
+// --order graph: the copy in (from device copies of the inputs) and the call
+// captured into a graph, which is replayed twice (each replay's copy in
+// restores the inputs: only its call makes the results right).
+hcomm_result_t graph_call(Job& job, const Case& c, const CollectiveTest& test, Setup& s, void* device[2],
+                          void* pinned[2], const size_t bytes[2]) {
+  auto& cuda = static_cast<CudaMemory&>(*g_device);
+  const auto stream = static_cast<cudaStream_t>(cuda.stream());
+  void* source[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    source[i] = cuda.alloc(bytes[i]);
+    cuda.copy(source[i], pinned[i], bytes[i], nullptr);
+  }
+  cuda.check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  for (int i = 0; i < 2; ++i) cuda.copy(device[i], source[i], bytes[i], stream);
+  const hcomm_result_t rc = test.call(c, s, job.comm, nullptr);
+  cudaGraph_t graph = nullptr;
+  cuda.check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  if (rc == HCOMM_SUCCESS) {
+    cudaGraphExec_t exec = nullptr;
+    cuda.check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int replay = 0; replay < 2; ++replay) cuda.check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    cuda.synchronize(stream);
+    cudaGraphExecDestroy(exec);
+  }
+  cudaGraphDestroy(graph);
+  for (void* p : source) cuda.release(p);
+  return rc;
+}
+#endif
 
-// The call on `stream`, its device buffers (`device`, which hold garbage)
-// filled from `pinned` behind a hold-up and copied back behind the call.
-// --order graph: the copy in, the call and nothing else captured into a
-// graph, which is replayed twice (each replay's copy in restores the inputs:
-// only its call makes the results right). Returns the call's status.
+// The call on the test's stream, its device buffers (`device`, which hold
+// garbage) filled from `pinned` behind a hold-up and copied back behind the
+// call; or (--order graph) captured and replayed. Returns the call's status.
 hcomm_result_t stream_ordered_call(Job& job, const Case& c, const CollectiveTest& test, Setup& s, void* device[2],
                                    void* pinned[2], const size_t bytes[2]) {
-  static cudaStream_t stream = [&] {
-    cudaStream_t created = nullptr;
-    cuda_check(job, cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    return created;
-  }();
+  void* const stream = g_device->stream();
   s.stream = stream;
   hcomm_result_t rc = HCOMM_SUCCESS;
   if (g_order == Order::kStream) {
-    cuda_check(job, cudaLaunchHostFunc(stream, hold_back, nullptr), "cudaLaunchHostFunc");
-    for (int i = 0; i < 2; ++i)
-      cuda_check(job, cudaMemcpyAsync(device[i], pinned[i], bytes[i], cudaMemcpyHostToDevice, stream),
-                 "cudaMemcpyAsync to the device");
+    g_device->hold_back(stream);
+    for (int i = 0; i < 2; ++i) g_device->copy(device[i], pinned[i], bytes[i], stream);
     rc = test.call(c, s, job.comm, nullptr);
   } else {
-    void* source[2] = {};
-    for (int i = 0; i < 2; ++i) {
-      cuda_check(job, cudaMalloc(&source[i], bytes[i]), "cudaMalloc");
-      cuda_check(job, cudaMemcpy(source[i], pinned[i], bytes[i], cudaMemcpyHostToDevice), "cudaMemcpy");
-    }
-    cuda_check(job, cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
-    for (int i = 0; i < 2; ++i)
-      cuda_check(job, cudaMemcpyAsync(device[i], source[i], bytes[i], cudaMemcpyDeviceToDevice, stream),
-                 "cudaMemcpyAsync (captured)");
-    rc = test.call(c, s, job.comm, nullptr);
-    cudaGraph_t graph = nullptr;
-    cuda_check(job, cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-    if (rc == HCOMM_SUCCESS) {
-      cudaGraphExec_t exec = nullptr;
-      cuda_check(job, cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-      for (int replay = 0; replay < 2; ++replay) cuda_check(job, cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
-      cuda_check(job, cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-      cudaGraphExecDestroy(exec);
-    }
-    cudaGraphDestroy(graph);
-    for (void* p : source) cudaFree(p);
+#ifdef HCOMM_TEST_CUDA
+    rc = graph_call(job, c, test, s, device, pinned, bytes);
+#endif
   }
-  for (int i = 0; i < 2; ++i)
-    cuda_check(job, cudaMemcpyAsync(pinned[i], device[i], bytes[i], cudaMemcpyDeviceToHost, stream),
-               "cudaMemcpyAsync from the device");
-  cuda_check(job, cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  for (int i = 0; i < 2; ++i) g_device->copy(pinned[i], device[i], bytes[i], stream);
+  g_device->synchronize(stream);
   s.stream = nullptr;
   hcomm_result_t async = HCOMM_SUCCESS;
   job.check(hcomm_comm_get_async_error(job.comm, &async), "hcomm_comm_get_async_error");
@@ -205,10 +200,10 @@ hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& tes
   size_t bytes[2];
   for (int i = 0; i < 2; ++i) {
     bytes[i] = buffers[i]->raw_bytes();
-    cuda_check(job, cudaMalloc(&device[i], bytes[i]), "cudaMalloc");
-    cuda_check(job, cudaMallocHost(&pinned[i], bytes[i]), "cudaMallocHost");
+    device[i] = g_device->alloc(bytes[i]);
+    pinned[i] = g_device->alloc_host(bytes[i]);
     std::memcpy(pinned[i], buffers[i]->raw(), bytes[i]);
-    cuda_check(job, cudaMemset(device[i], 0xEE, bytes[i]), "cudaMemset");
+    g_device->fill(device[i], 0xEE, bytes[i]);
   }
   auto on_device = [&](const void* p) -> void* {
     for (int i = 0; i < 2; ++i) {
@@ -224,11 +219,9 @@ hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& tes
   s.recvbuf = on_device(recv);
   hcomm_result_t rc;
   if (g_order == Order::kHost || request) {
-    for (int i = 0; i < 2; ++i)
-      cuda_check(job, cudaMemcpy(device[i], pinned[i], bytes[i], cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+    for (int i = 0; i < 2; ++i) g_device->copy(device[i], pinned[i], bytes[i], nullptr);
     rc = test.call(c, s, job.comm, request);
-    for (int i = 0; i < 2; ++i)
-      cuda_check(job, cudaMemcpy(pinned[i], device[i], bytes[i], cudaMemcpyDeviceToHost), "cudaMemcpy from the device");
+    for (int i = 0; i < 2; ++i) g_device->copy(pinned[i], device[i], bytes[i], nullptr);
   } else {
     rc = stream_ordered_call(job, c, test, s, device, pinned, bytes);
   }
@@ -236,24 +229,21 @@ hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& tes
   s.recvbuf = recv;
   for (int i = 0; i < 2; ++i) {
     std::memcpy(buffers[i]->raw(), pinned[i], bytes[i]);
-    cudaFree(device[i]);
-    cudaFreeHost(pinned[i]);
+    g_device->release(device[i]);
+    g_device->release_host(pinned[i]);
   }
   return rc;
 }
-#endif
 
 void run_case(Job& job, const CollectiveTest& test, const Case& c) {
   Setup s;
   test.prepare(c, job.ranks, s);
-#ifdef HCOMM_TEST_CUDA
   if (g_device_memory) {
     const hcomm_result_t rc = call_on_device(job, c, test, s, nullptr);
     if (rc != HCOMM_SUCCESS) job.fatal(describe(c, test) + " (device buffers)", rc);
     verify(job, c, test, s);
     return;
   }
-#endif
   if (!c.nonblocking) {
     start(job, c, test, s, nullptr);
   } else {
@@ -281,6 +271,7 @@ struct Options {
   std::string group;
   std::vector<size_t> counts = {0, 1, 7, 1027};
   size_t large = 0;  // 0: no large case
+  std::string memory;  // --memory: cuda or emulated; empty: host memory
 };
 
 // Every dtype, op (reductions), count and in-place form. The root walks over
@@ -367,7 +358,6 @@ void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
                                            : ""));
   }
   job.check(hcomm_comm_force_algorithm(job.comm, test.coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
-#ifdef HCOMM_TEST_CUDA
   if (g_device_memory) {
     // Device buffers in a nonblocking call: refused, nothing started.
     Case c{.coll = test.coll, .dtype = HCOMM_INT32, .op = HCOMM_SUM, .count = 7, .root = 0, .nonblocking = true};
@@ -392,7 +382,6 @@ void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
                  hcomm_result_string(user_rc));
     }
   }
-#endif
   job.summary(std::string(g_device_memory ? "device memory: " : "") + std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
               join(tally) + "): " + std::to_string(cases) + " cases");
 }
@@ -499,8 +488,9 @@ Options parse_options(int argc, char** argv) {
       o.counts = parse_counts(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--large") == 0) {
       o.large = std::strtoull(argv[i + 1], nullptr, 10);
-    } else if (std::strcmp(argv[i], "--memory") == 0 && std::strcmp(argv[i + 1], "cuda") == 0) {
-      g_device_memory = true;
+    } else if (std::strcmp(argv[i], "--memory") == 0 &&
+               (std::strcmp(argv[i + 1], "cuda") == 0 || std::strcmp(argv[i + 1], "emulated") == 0)) {
+      o.memory = argv[i + 1];
     } else if (std::strcmp(argv[i], "--order") == 0 && std::strcmp(argv[i + 1], "host") == 0) {
       g_order = Order::kHost;
     } else if (std::strcmp(argv[i], "--order") == 0 && std::strcmp(argv[i + 1], "stream") == 0) {
@@ -527,15 +517,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no test group '%s'\n", options.group.c_str());
     return 2;
   }
+  g_device_memory = !options.memory.empty();
   if (g_order != Order::kHost && !g_device_memory) {
-    std::fprintf(stderr, "--order stream|graph: with --memory cuda only\n");
+    std::fprintf(stderr, "--order stream|graph: with --memory only\n");
     return 2;
   }
-  if (g_device_memory) {
-    if (!test) {
-      std::fprintf(stderr, "--memory cuda: for the collective groups only, not '%s'\n", options.group.c_str());
-      return 2;
-    }
+  if (g_order == Order::kGraph && options.memory != "cuda") {
+    std::fprintf(stderr, "--order graph: with --memory cuda only\n");
+    return 2;
+  }
+  if (g_device_memory && !test) {
+    std::fprintf(stderr, "--memory: for the collective groups only, not '%s'\n", options.group.c_str());
+    return 2;
+  }
+  if (options.memory == "cuda") {
 #ifdef HCOMM_TEST_CUDA
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
@@ -547,7 +542,14 @@ int main(int argc, char** argv) {
     return 77;
 #endif
   }
+  // The core finds the emulated device first (and the CUDA one where there is no GPU anyway).
+  if (options.memory == "emulated") setenv("HCOMM_PLUGIN_PATH", EmulatedMemory::kDir, 1);
   Job job;
+  const DeviceMemory::Fail fail = [&](const std::string& what) { job.fatal(what, HCOMM_ERR_SYSTEM); };
+#ifdef HCOMM_TEST_CUDA
+  if (options.memory == "cuda") g_device = std::make_unique<CudaMemory>(fail);
+#endif
+  if (options.memory == "emulated") g_device = std::make_unique<EmulatedMemory>(fail);
   if (test)
     test_collective(job, *test, options);
   else if (options.group == "barrier")
