@@ -243,27 +243,28 @@ void stream_ordered(comm::Communicator& c, const Call& call, const Prepared& who
                     std::shared_ptr<const device::UserOp> user_op, hcomm_stream_t stream) {
   comm::StreamOrder& order = c.stream_order(*device::Accelerator::get());
   size_t piece = call.count;
-  if (on_device.accelerator && elementwise(call.coll) && call.count) {
-    const size_t element = dtype_size(call.dtype);
-    piece = std::max<size_t>(1, settings::get_size("HCOMM_STAGING_CHUNK_BYTES") / element);
-    piece = std::min(piece, call.count);
-  }
-  for (size_t first = 0; first < call.count || first == 0; first += piece) {
+  if (on_device.accelerator && elementwise(call.coll) && call.count)
+    piece = std::clamp<size_t>(settings::get_size("HCOMM_STAGING_CHUNK_BYTES") / dtype_size(call.dtype), 1, call.count);
+  const size_t pieces = piece < call.count ? (call.count + piece - 1) / piece : 1;
+  for (size_t k = 0; k < pieces; ++k) {
     Call part = call;
-    if (piece < call.count) {
-      const size_t offset = first * dtype_size(call.dtype);
-      part.count = std::min(piece, call.count - first);
+    if (pieces > 1) {
+      const size_t offset = k * piece * dtype_size(call.dtype);
+      part.count = std::min(piece, call.count - k * piece);
       if (part.send) part.send = static_cast<const uint8_t*>(call.send) + offset;
       if (part.recv) part.recv = static_cast<uint8_t*>(call.recv) + offset;
     }
-    const Prepared p = piece < call.count ? prepare(part, c.size(), c.rank()) : whole;
+    const Prepared p = pieces > 1 ? prepare(part, c.size(), c.rank()) : whole;
     const Staged s = plan_staging(part, p, on_device);
     // The operation starts after the call returned, when the caller's count
     // and displacement arrays may be gone: it takes copies.
-    auto layout = std::make_shared<std::array<std::vector<size_t>, 4>>();
+    std::shared_ptr<std::array<std::vector<size_t>, 4>> layout;
     hcomm_coll_args_t given = p.args;
     for (size_t i = 0; const size_t** field : layout_fields(given)) {
-      if (*field) (*layout)[i].assign(*field, *field + c.size());
+      if (*field) {
+        if (!layout) layout = std::make_shared<std::array<std::vector<size_t>, 4>>();
+        (*layout)[i].assign(*field, *field + c.size());
+      }
       ++i;
     }
     order.enqueue(stream, s.staging, [p, s, user_op, layout](comm::Communicator& comm, uint8_t* area) {
@@ -274,7 +275,6 @@ void stream_ordered(comm::Communicator& c, const Call& call, const Prepared& who
       }
       return comm.start(args, s.send_in(area), s.recv_in(area), user_op);
     });
-    if (piece >= call.count) break;
   }
 }
 
