@@ -124,6 +124,13 @@ hcomm_result_t test(hcomm_request_t request, int* done, hcomm_status_t* status, 
     HCOMM_ARG_CHECK(request, "%s: request is NULL", fn);
     HCOMM_ARG_CHECK(done, "%s: done is NULL", fn);
     std::unique_ptr<hcomm_request> owned(request);
+    if (owned->ticket) {  // its calls are the communicator's thread's: no turn needed
+      const bool finished = owned->order->finished(*owned->ticket, false);
+      if (finished && status) *status = owned->ticket->status;
+      *done = finished ? 1 : 0;
+      if (!finished) owned.release();
+      return HCOMM_SUCCESS;
+    }
     const auto turn = owned->comm->host_turn();
     const bool finished =
         owned->message ? owned->comm->test(owned->message, status) : owned->comm->test(owned->op, status);
@@ -138,6 +145,11 @@ hcomm_result_t wait(hcomm_request_t request, hcomm_status_t* status, const char*
   return c_boundary([&] {
     HCOMM_ARG_CHECK(request, "%s: request is NULL", fn);
     std::unique_ptr<hcomm_request> owned(request);
+    if (owned->ticket) {
+      owned->order->finished(*owned->ticket, true);
+      if (status) *status = owned->ticket->status;
+      return HCOMM_SUCCESS;
+    }
     const auto turn = owned->comm->host_turn();
     if (owned->message)
       owned->comm->wait(owned->message, status);
@@ -337,6 +349,10 @@ HCOMM_API hcomm_result_t hcomm_wait_status(hcomm_request_t request, hcomm_status
 HCOMM_API hcomm_result_t hcomm_cancel(hcomm_request_t request) {
   return c_boundary([&] {
     HCOMM_ARG_CHECK(request, "hcomm_cancel: request is NULL");
+    if (request->ticket)
+      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                  "hcomm_cancel: the request is a nonblocking call on device buffers, queued on the device's stream, "
+                  "which cannot be withdrawn; wait for it");
     const auto turn = request->comm->host_turn();
     if (request->message)
       request->comm->cancel(request->message);

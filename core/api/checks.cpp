@@ -76,24 +76,26 @@ const device::Accelerator& stream_accelerator(const char* fn) {
                 fn);
   if (!accelerator->streams())
     HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                "%s: stream is not NULL, but device plugin %s queues no stream-ordered work (its interface predates "
-                "plugin ABI 1.15): pass a NULL stream",
+                "%s: device plugin %s queues no stream-ordered work (its interface predates plugin ABI 1.15), which a "
+                "stream and a nonblocking call on device buffers need: pass a NULL stream, or use the blocking form",
                 fn, accelerator->name());
   return *accelerator;
 }
 
-DeviceBuffers device_buffers_of(const char* fn, const Completion& how, std::initializer_list<const void*> buffers) {
+DeviceBuffers device_buffers_of(std::initializer_list<const void*> buffers) {
   const device::Accelerator* accelerator = device::Accelerator::get();
   DeviceBuffers out;
   int i = 0;
   for (const void* b : buffers) out.on_device |= uint32_t{accelerator->owns(b)} << i++;
-  if (!out.on_device) return out;
-  if (how.nonblocking)
-    HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                "%s: a buffer is %s device memory, which nonblocking calls do not take yet; use the blocking form", fn,
-                accelerator->name());
-  out.accelerator = accelerator;
+  if (out.on_device) out.accelerator = accelerator;
   return out;
+}
+
+hcomm_result_t complete(comm::StreamOrder& order, const std::shared_ptr<comm::StreamOrder::Ticket>& ticket,
+                        comm::Communicator& c, const Completion& how) {
+  if (how.request)
+    *how.request = new hcomm_request{&c, nullptr, nullptr, &order, ticket};
+  return HCOMM_SUCCESS;
 }
 
 hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how, hcomm_status_t* status) {

@@ -57,25 +57,35 @@ void check_completion(const char* fn, const Completion& how);
 // HCOMM_ERR_UNSUPPORTED naming why where there is none.
 const device::Accelerator& stream_accelerator(const char* fn);
 // Which of a call's buffers are device memory, each asked once. Such
-// buffers are staged through host memory, which a blocking call does around
-// its operation: a nonblocking one gets HCOMM_ERR_UNSUPPORTED.
+// buffers are staged through host memory: a blocking call does it around its
+// operation, a nonblocking or stream-ordered one queues it (StreamOrder).
 struct DeviceBuffers {
   const device::Accelerator* accelerator = nullptr;  // null: all are host memory
   uint32_t on_device = 0;                            // bit i: buffers[i]
   bool has(int i) const { return (on_device >> i) & 1u; }
 };
-DeviceBuffers device_buffers_of(const char* fn, const Completion& how, std::initializer_list<const void*> buffers);
+DeviceBuffers device_buffers_of(std::initializer_list<const void*> buffers);
 // Without a device plugin that has a device: all host memory, at once
 // (where the call names a stream, an error: stream_accelerator).
 inline DeviceBuffers device_buffers(const char* fn, const Completion& how,
                                     std::initializer_list<const void*> buffers) {
   if (how.stream) stream_accelerator(fn);
-  return device::Accelerator::get() ? device_buffers_of(fn, how, buffers) : DeviceBuffers{};
+  return device::Accelerator::get() ? device_buffers_of(buffers) : DeviceBuffers{};
+}
+// Whether a call goes to the communicator's StreamOrder: it names a stream,
+// or it is nonblocking on device buffers (queued on the device's default
+// stream, its request waiting for its ticket).
+inline bool queued(const Completion& how, const DeviceBuffers& on_device) {
+  return how.stream || (how.nonblocking && on_device.accelerator);
 }
 // Waits for `op` (blocking form, which then sets *status where given) or
 // hands it back as *how.request.
 hcomm_result_t complete(comm::Communicator& c, exec::Operation* op, const Completion& how,
                         hcomm_status_t* status = nullptr);
+// The same for calls queued on a StreamOrder: a nonblocking form's request
+// waits for their ticket.
+hcomm_result_t complete(comm::StreamOrder& order, const std::shared_ptr<comm::StreamOrder::Ticket>& ticket,
+                        comm::Communicator& c, const Completion& how);
 // The same for a message of point to point in matching mode; a blocking
 // form sets *status (may be null), also when the receive fails alone.
 hcomm_result_t complete(comm::Communicator& c, p2p::Message* m, const Completion& how, hcomm_status_t* status);

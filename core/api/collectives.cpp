@@ -235,17 +235,21 @@ bool elementwise(hcomm_coll_t coll) {
   return coll == HCOMM_COLL_ALLREDUCE || coll == HCOMM_COLL_BROADCAST || coll == HCOMM_COLL_REDUCE;
 }
 
-// A stream-ordered call: queued on the communicator's StreamOrder, in pieces
-// of HCOMM_STAGING_CHUNK_BYTES where the collective is elementwise and a
-// buffer is device memory, so that one piece's copies overlap another's
-// transfers.
-void stream_ordered(comm::Communicator& c, const Call& call, const Prepared& whole, const DeviceBuffers& on_device,
-                    std::shared_ptr<const device::UserOp> user_op, hcomm_stream_t stream) {
-  comm::StreamOrder& order = c.stream_order(*device::Accelerator::get());
+// A stream-ordered call, or a nonblocking one on device buffers (on the
+// device's default stream): queued on the communicator's StreamOrder, in
+// pieces of HCOMM_STAGING_CHUNK_BYTES where the collective is elementwise
+// and a buffer is device memory, so that one piece's copies overlap
+// another's transfers.
+hcomm_result_t stream_ordered(const char* fn, comm::Communicator& c, const Call& call, const Prepared& whole,
+                              const DeviceBuffers& on_device, std::shared_ptr<const device::UserOp> user_op,
+                              const Completion& how) {
+  comm::StreamOrder& order = c.stream_order(stream_accelerator(fn));
+  const auto ticket = how.request ? std::make_shared<comm::StreamOrder::Ticket>() : nullptr;
   size_t piece = call.count;
   if (on_device.accelerator && elementwise(call.coll) && call.count)
     piece = std::clamp<size_t>(settings::get_size("HCOMM_STAGING_CHUNK_BYTES") / dtype_size(call.dtype), 1, call.count);
   const size_t pieces = piece < call.count ? (call.count + piece - 1) / piece : 1;
+  std::vector<comm::StreamOrder::Piece> queued(pieces);
   for (size_t k = 0; k < pieces; ++k) {
     Call part = call;
     if (pieces > 1) {
@@ -267,15 +271,18 @@ void stream_ordered(comm::Communicator& c, const Call& call, const Prepared& who
       }
       ++i;
     }
-    order.enqueue(stream, s.staging, [p, s, user_op, layout](comm::Communicator& comm, uint8_t* area) {
+    queued[k].staging = s.staging;
+    queued[k].start = [p, s, user_op, layout](comm::Communicator& comm, uint8_t* area) {
       hcomm_coll_args_t args = p.args;
       for (size_t i = 0; const size_t** field : layout_fields(args)) {
         if (*field) *field = (*layout)[i].data();
         ++i;
       }
       return comm.start(args, s.send_in(area), s.recv_in(area), user_op);
-    });
+    };
   }
+  order.enqueue(how.stream, std::move(queued), ticket);
+  return complete(order, ticket, c, how);
 }
 
 hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Completion& how) {
@@ -303,10 +310,7 @@ hcomm_result_t collective(const char* fn, Call call, hcomm_comm_t comm, const Co
                   "%s: a buffer is %s device memory, which user ops (they run on the host) do not reduce; pass "
                   "host buffers or a built-in op",
                   fn, on_device.accelerator->name());
-    if (how.stream) {
-      stream_ordered(c, call, p, on_device, std::move(user_op), how.stream);
-      return HCOMM_SUCCESS;
-    }
+    if (queued(how, on_device)) return stream_ordered(fn, c, call, p, on_device, std::move(user_op), how);
     const auto turn = c.host_turn();
     if (on_device.accelerator) return staged(c, p, plan_staging(call, p, on_device), *on_device.accelerator, how);
     // Where this rank reads no sendbuf, SEND resolves to RECV.

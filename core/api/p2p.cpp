@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/api/checks.hpp"
 #include "core/comm/communicator.hpp"
@@ -38,18 +39,19 @@ void check_peer_and_tag(const char* fn, const comm::Communicator& c, int peer, i
 
 enum class Kind { kSend, kSynchronousSend, kReceive };
 
-// A send or receive queued on a stream (StreamOrder), in exact mode: a
-// device buffer goes through the call's staging memory.
-void stream_ordered(const char* fn, comm::Communicator& c, bool sending, void* buf, size_t count, hcomm_dtype_t dtype,
-                    int peer, int tag, hcomm_stream_t stream) {
+// A send or receive queued on the communicator's StreamOrder (a stream's,
+// or a nonblocking one on a device buffer), in exact mode: a device buffer
+// goes through the call's staging memory.
+hcomm_result_t stream_ordered(const char* fn, comm::Communicator& c, bool sending, void* buf, size_t count,
+                              hcomm_dtype_t dtype, int peer, int tag, const Completion& how,
+                              const DeviceBuffers& on_device) {
   if (c.config().p2p_matching_any)
     HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                "%s: stream is not NULL, but this communicator matches point to point as MPI does "
-                "(HCOMM_P2P_MATCHING=any), which stream-ordered calls do not take: pass a NULL stream, or use a "
-                "communicator in exact mode",
+                "%s: this communicator matches point to point as MPI does (HCOMM_P2P_MATCHING=any), which "
+                "stream-ordered calls (those given a stream, and nonblocking ones on device buffers) do not take: use "
+                "a NULL stream and the blocking form, or a communicator in exact mode",
                 fn);
   const size_t bytes = count * dtype_size(dtype);
-  const DeviceBuffers on_device = device_buffers(fn, blocking(stream), {buf});
   device::Staging staging;
   std::optional<size_t> at;
   if (bytes && on_device.accelerator) {
@@ -58,10 +60,20 @@ void stream_ordered(const char* fn, comm::Communicator& c, bool sending, void* b
   }
   // A point-to-point call's args name the peer as root.
   const hcomm_coll_args_t args = make_args(HCOMM_COLL_SENDRECV, count, dtype, HCOMM_SUM, peer);
-  c.stream_order(stream_accelerator(fn)).enqueue(stream, staging, [=](comm::Communicator& comm, uint8_t* area) {
+  comm::StreamOrder& order = c.stream_order(stream_accelerator(fn));
+  std::shared_ptr<comm::StreamOrder::Ticket> ticket;
+  if (how.request) {
+    ticket = std::make_shared<comm::StreamOrder::Ticket>();
+    if (!sending) ticket->status = {.source = peer, .tag = tag, .bytes = bytes, .cancelled = 0};
+  }
+  std::vector<comm::StreamOrder::Piece> call(1);
+  call[0].staging = std::move(staging);
+  call[0].start = [=](comm::Communicator& comm, uint8_t* area) {
     void* b = at ? area + *at : buf;
     return sending ? comm.send(args, b, tag) : comm.recv(args, b, tag);
-  });
+  };
+  order.enqueue(how.stream, std::move(call), ticket);
+  return complete(order, ticket, c, how);
 }
 
 // A send, or a receive into buf of a (peer, tag) or, where `matched`, of the
@@ -86,12 +98,16 @@ hcomm_result_t p2p(const char* fn, Kind kind, void* buf, size_t count, hcomm_dty
     HCOMM_ARG_CHECK(buf || bytes == 0, "%s: buf is NULL but count is not 0", fn);
     if (!matched) check_peer_and_tag(fn, c, peer, tag, !sending);
     if (kind == Kind::kSynchronousSend) require_matching(fn, c, "a synchronous send");
-    if (how.stream) {
-      stream_ordered(fn, c, sending, buf, count, dtype, peer, tag, how.stream);
-      return HCOMM_SUCCESS;
-    }
+    const DeviceBuffers on_device = bytes || how.stream ? device_buffers(fn, how, {buf}) : DeviceBuffers{};
+    if (!matched && queued(how, on_device))
+      return stream_ordered(fn, c, sending, buf, count, dtype, peer, tag, how, on_device);
+    if (on_device.accelerator && how.nonblocking)
+      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                  "%s: buf is %s device memory, which a nonblocking receive of a matched message does not take: use "
+                  "hcomm_mrecv",
+                  fn, on_device.accelerator->name());
     const auto turn = c.host_turn();
-    const device::Accelerator* accelerator = bytes ? device_buffers(fn, how, {buf}).accelerator : nullptr;
+    const device::Accelerator* accelerator = on_device.accelerator;
     void* b = accelerator ? accelerator->staging(bytes, 0) : buf;
     if (accelerator && sending) accelerator->copy(b, buf, bytes);
     hcomm_status_t got = kNoStatus;

@@ -32,6 +32,7 @@ struct StreamOrder::Call {
   size_t area_bytes = 0;
   bool has_staging = false;
   exec::Operation* op = nullptr;
+  std::shared_ptr<Ticket> ticket;
   uint32_t* flag() const { return reinterpret_cast<uint32_t*>(area); }
 };
 
@@ -39,15 +40,16 @@ StreamOrder::StreamOrder(Communicator& comm, const device::Accelerator& accelera
     : comm_(comm), accelerator_(accelerator), device_(accelerator.plugin()) {
   if (!accelerator.streams())
     HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                "device plugin %s queues no stream-ordered work (its interface predates plugin ABI 1.15); pass a NULL "
-                "stream",
+                "device plugin %s queues no stream-ordered work (its interface predates plugin ABI 1.15): pass a NULL "
+                "stream, or use the blocking form",
                 accelerator.name());
   // Its thread and the caller's take turns on the connections.
   if (!comm.links().connections().any_thread())
     HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
-                "stream-ordered calls run on a thread of their own, and a transport of this communicator's "
-                "connections takes calls from the thread that made it only (ucx, ofi, verbs as built here): pass a "
-                "NULL stream, or make the communicator with HCOMM_TRANSPORTS=shm,tcp");
+                "stream-ordered calls (those given a stream, and nonblocking ones on device buffers) run on a "
+                "thread of their own, and a transport of this communicator's connections takes calls from the thread "
+                "that made it only (ucx, ofi, verbs as built here): use a NULL stream and the blocking form, or make "
+                "the communicator with HCOMM_TRANSPORTS=shm,tcp");
   lanes_.resize(static_cast<size_t>(std::max(1, device_.stream_count())));
   try {
     for (Lane& lane : lanes_) {
@@ -86,64 +88,84 @@ StreamOrder::~StreamOrder() {
   for (auto& call : graph_calls_) accelerator_.free_pinned(call->area);
 }
 
-void StreamOrder::enqueue(void* stream, const device::Staging& staging, Start start) {
+void StreamOrder::enqueue(void* stream, std::vector<Piece> pieces, const std::shared_ptr<Ticket>& ticket) {
   std::string earlier;
   if (const hcomm_result_t rc = error(&earlier); rc != HCOMM_SUCCESS)
     HCOMM_THROW(rc, "an earlier stream-ordered call failed: %s; the communicator is unusable, destroy it",
                 earlier.c_str());
   int capturing = 0;
   accelerator_.check(device_.capturing(stream, &capturing), "asking whether the stream is captured");
-  Lane& lane = lanes_[next_lane_++ % lanes_.size()];
-  auto call = std::make_unique<Call>(Call{.owner = this, .start = std::move(start)});
-  std::tie(call->area, call->area_bytes) = take_staging(kFlagBytes + staging.bytes);
-  call->has_staging = staging.bytes > 0;
-  uint8_t* const host = call->area + kFlagBytes;
   const auto check = [&](hcomm_result_t rc, const char* what) { accelerator_.check(rc, what); };
-  try {
-    check(device_.event_record(caller_event_, stream), "marking the caller's stream");
-    check(device_.stream_wait_event(lane.stream, caller_event_), "waiting for the caller's stream");
-    // Calls reach their operations in call order, on whichever stream: the
-    // order every rank runs them in. A graph's calls keep their capture's order.
-    if (!capturing && last_ready_) check(device_.stream_wait_event(lane.stream, last_ready_), "ordering the calls");
-    for (const device::Staging::Copy& c : staging.in)
-      check(device_.copy(host + c.offset, c.device, c.bytes, lane.stream), "copying to staging memory");
-  } catch (...) {
-    return_staging(call->area, call->area_bytes);
-    throw;
-  }
-  if (!capturing) {
-    const std::lock_guard lock(mutex_);
-    ++pending_;
-  }
-  // Once the host call is queued, the call is the runtime's to run: a
-  // failure from here on leaves it to the device's own error.
-  Call* queued = call.release();
-  try {
-    check(device_.host_call(lane.stream, &on_ready, queued), "queueing the operation");
-    last_ready_ = nullptr;
+  check(device_.event_record(caller_event_, stream), "marking the caller's stream");
+  std::vector<bool> used(lanes_.size());
+  for (Piece& piece : pieces) {
+    const size_t l = next_lane_++ % lanes_.size();
+    Lane& lane = lanes_[l];
+    used[l] = true;
+    auto call = std::make_unique<Call>(Call{.owner = this, .start = std::move(piece.start), .ticket = ticket});
+    std::tie(call->area, call->area_bytes) = take_staging(kFlagBytes + piece.staging.bytes);
+    call->has_staging = piece.staging.bytes > 0;
+    uint8_t* const host = call->area + kFlagBytes;
+    try {
+      check(device_.stream_wait_event(lane.stream, caller_event_), "waiting for the caller's stream");
+      // Calls reach their operations in call order, on whichever stream: the
+      // order every rank runs them in. A graph's calls keep their capture's order.
+      if (!capturing && last_ready_) check(device_.stream_wait_event(lane.stream, last_ready_), "ordering the calls");
+      for (const device::Staging::Copy& c : piece.staging.in)
+        check(device_.copy(host + c.offset, c.device, c.bytes, lane.stream), "copying to staging memory");
+    } catch (...) {
+      return_staging(call->area, call->area_bytes);
+      throw;
+    }
     if (!capturing) {
-      check(device_.event_record(lane.ready, lane.stream), "marking the operation's start");
-      last_ready_ = lane.ready;
-    }
-    check(device_.wait_flag(lane.stream, queued->flag()), "queueing the wait for the operation");
-    for (const device::Staging::Copy& c : staging.out)
-      check(device_.copy(c.device, host + c.offset, c.bytes, lane.stream), "copying from staging memory");
-    check(device_.event_record(lane.done, lane.stream), "marking the call's end");
-    check(device_.stream_wait_event(stream, lane.done), "making the caller's stream wait for the call");
-    if (capturing) {
       const std::lock_guard lock(mutex_);
-      graph_calls_.emplace_back(queued);
-    } else {
-      check(device_.host_call(lane.stream, &on_released, queued), "queueing the call's release");
+      ++pending_;
+      if (ticket) ++ticket->left;
     }
+    // Once the host call is queued, the call is the runtime's to run: a
+    // failure from here on leaves it to the device's own error.
+    Call* queued = call.release();
+    try {
+      check(device_.host_call(lane.stream, &on_ready, queued), "queueing the operation");
+      last_ready_ = nullptr;
+      if (!capturing) {
+        check(device_.event_record(lane.ready, lane.stream), "marking the operation's start");
+        last_ready_ = lane.ready;
+      }
+      check(device_.wait_flag(lane.stream, queued->flag()), "queueing the wait for the operation");
+      for (const device::Staging::Copy& c : piece.staging.out)
+        check(device_.copy(c.device, host + c.offset, c.bytes, lane.stream), "copying from staging memory");
+      check(device_.event_record(lane.done, lane.stream), "marking the call's end");
+      if (capturing) {
+        const std::lock_guard lock(mutex_);
+        graph_calls_.emplace_back(queued);
+      } else {
+        check(device_.host_call(lane.stream, &on_released, queued), "queueing the call's release");
+      }
+    } catch (const Error& e) {
+      record(e);
+      throw;
+    }
+  }
+  // The caller's stream goes on once every piece is done; a nonblocking
+  // call's request waits for them instead.
+  if (ticket) return;
+  try {
+    for (size_t l = 0; l < lanes_.size(); ++l)
+      if (used[l])
+        check(device_.stream_wait_event(stream, lanes_[l].done), "making the caller's stream wait for the call");
   } catch (const Error& e) {
-    const std::lock_guard lock(mutex_);
-    if (error_ == HCOMM_SUCCESS) {
-      error_ = e.code();
-      error_text_ = e.what();
-    }
+    record(e);
     throw;
   }
+}
+
+void StreamOrder::record(const Error& e) {
+  const std::lock_guard lock(mutex_);
+  if (error_ != HCOMM_SUCCESS) return;
+  error_ = e.code();
+  error_text_ = e.what();
+  HCOMM_WARN(EXEC, "a stream-ordered call failed: %s", e.what());
 }
 
 void StreamOrder::on_ready(void* p) {
@@ -160,6 +182,7 @@ void StreamOrder::on_released(void* p) {
   StreamOrder& order = *call->owner;
   const std::lock_guard lock(order.mutex_);
   order.free_staging_.emplace_back(call->area, call->area_bytes);
+  if (call->ticket) --call->ticket->left;
   delete call;
   --order.pending_;
   order.changed_.notify_all();  // under the lock: the destructor waits for it
@@ -169,13 +192,6 @@ void StreamOrder::run() {
   std::vector<Call*> running;
   std::vector<exec::Operation*> ops;
   const std::function<bool()> more = [this] { return any_ready_.load(std::memory_order_acquire); };
-  const auto record = [this](const Error& e) {
-    const std::lock_guard lock(mutex_);
-    if (error_ != HCOMM_SUCCESS) return;
-    error_ = e.code();
-    error_text_ = e.what();
-    HCOMM_WARN(EXEC, "a stream-ordered call failed: %s", e.what());
-  };
   for (;;) {
     std::deque<Call*> starting;
     {
@@ -230,6 +246,14 @@ std::unique_lock<std::mutex> StreamOrder::host_turn() {
     changed_.wait(lock, [&] { return pending_ == 0; });
   }
   return std::unique_lock(turn_);
+}
+
+bool StreamOrder::finished(const Ticket& ticket, bool wait) {
+  std::unique_lock lock(mutex_);
+  if (wait) changed_.wait(lock, [&] { return ticket.left == 0; });
+  if (ticket.left) return false;
+  if (error_ != HCOMM_SUCCESS) HCOMM_THROW(error_, "a stream-ordered call failed: %s", error_text_.c_str());
+  return true;
 }
 
 hcomm_result_t StreamOrder::error(std::string* text) const {

@@ -6,11 +6,12 @@
 // and back after, on the communicator's own streams (the device plugin's),
 // used in turn so that one call's copies overlap another's operation.
 //
-// Per call, on one of its streams: wait for the caller's stream and for the
-// previous call to be ready; copy in; a host call that hands the operation
-// to the thread; a wait on the device for the thread's flag; copy out; the
-// caller's stream waits for that. A call captured into a graph keeps its
-// staging memory, and each replay runs the operation again.
+// Per piece of a call, on one of its streams: wait for the caller's stream
+// and for the previous piece to be ready; copy in; a host call that hands the
+// operation to the thread; a wait on the device for the thread's flag; copy
+// out. The caller's stream then waits for the call's pieces. A call captured
+// into a graph keeps its staging memory, and each replay runs the operation
+// again.
 #pragma once
 
 #include <atomic>
@@ -24,10 +25,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/error.hpp"
 #include "core/device/accelerator.hpp"
 #include "core/device/staging.hpp"
 #include "core/exec/operation.hpp"
-#include "hcomm/types.h"
+#include "hcomm/hcomm.h"
 
 namespace hcomm::comm {
 
@@ -37,6 +39,12 @@ class StreamOrder {
  public:
   // Starts a call's operation with its staging area (null where it has none).
   using Start = std::function<exec::Operation*(Communicator&, uint8_t* staging)>;
+  // What a nonblocking call on device buffers waits for: its queued calls
+  // (its pieces) done, copies out included. Guarded by the StreamOrder.
+  struct Ticket {
+    size_t left = 0;
+    hcomm_status_t status{.source = HCOMM_ANY_SOURCE, .tag = HCOMM_ANY_TAG, .bytes = 0, .cancelled = 0};  // a receive's
+  };
 
   StreamOrder(Communicator& comm, const device::Accelerator& accelerator);
   // Waits for the calls queued (not those of graphs, which must not be
@@ -45,9 +53,20 @@ class StreamOrder {
   StreamOrder(const StreamOrder&) = delete;
   StreamOrder& operator=(const StreamOrder&) = delete;
 
-  // Queues one checked call on `stream`; throws the first failure of an
-  // earlier call, or the plugin's error.
-  void enqueue(void* stream, const device::Staging& staging, Start start);
+  // One operation of a call and its staging.
+  struct Piece {
+    device::Staging staging;
+    Start start;
+  };
+  // Queues one checked call of one or more pieces on `stream` (NULL: the
+  // device's default stream): the pieces go to the streams in turn, each
+  // after the caller's stream's work so far; the caller's stream's later
+  // work waits for them all, unless `ticket` (a nonblocking call's request)
+  // does. Throws the first failure of an earlier call, or the plugin's error.
+  void enqueue(void* stream, std::vector<Piece> pieces, const std::shared_ptr<Ticket>& ticket = nullptr);
+  // Whether ticket's calls are done (`wait`: once they are); throws the
+  // first failure of the communicator's stream-ordered calls.
+  bool finished(const Ticket& ticket, bool wait);
   // Communicator::host_turn.
   std::unique_lock<std::mutex> host_turn();
   // The first failure of a queued call (HCOMM_SUCCESS while none) and its text.
@@ -60,6 +79,7 @@ class StreamOrder {
   static void on_released(void* call);  // host call: its copies out are done
   void run();
   void finish(Call& call, bool ok);
+  void record(const Error& e);  // the first failure
   // A pinned area of at least `bytes` (its flag 0) and its size.
   std::pair<uint8_t*, size_t> take_staging(size_t bytes);
   void return_staging(uint8_t* area, size_t bytes);

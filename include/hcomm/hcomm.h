@@ -20,12 +20,14 @@
  * Point to point is stream-ordered in exact matching mode only.
  *
  * Buffers may be CUDA device memory where the CUDA device plugin is loaded
- * and sees a device: blocking and stream-ordered calls copy such buffers
- * through pinned host memory around the operation (stream-ordered ones in
- * pieces of HCOMM_STAGING_CHUNK_BYTES where the collective allows, so that
- * the copies overlap the transfers); nonblocking ones refuse them
- * (HCOMM_ERR_UNSUPPORTED). Without the plugin, or without a device, a device
- * pointer is taken for host memory.
+ * and sees a device: calls copy such buffers through pinned host memory
+ * around the operation. A nonblocking call on device buffers is queued as a
+ * stream-ordered one on the legacy default stream (after the work queued
+ * there, and on the blocking streams, before it), its request done once its
+ * results are back in place; stream-ordered and nonblocking calls run
+ * allreduce, broadcast and reduce in pieces of HCOMM_STAGING_CHUNK_BYTES, so
+ * that the copies overlap the transfers. Without the plugin, or without a
+ * device, a device pointer is taken for host memory.
  */
 #ifndef HCOMM_H
 #define HCOMM_H

@@ -19,8 +19,8 @@
 // With --memory cuda or emulated (a collective group only) every call gets
 // device buffers, CUDA's or the emulated device's (device_memory.hpp): each
 // case's buffers are copied to device memory of the same layout before the
-// call and back after it, blocking calls only (a nonblocking one must be
-// refused); cuda exits 77 (skipped) without a CUDA device. --order stream
+// call and back after it, blocking and nonblocking; cuda exits 77 (skipped)
+// without a CUDA device. --order stream
 // queues each call on a stream behind a held-back copy of its inputs, its
 // results copied back behind it; --order graph (cuda) captures the copy in
 // and the call into a CUDA graph and replays it twice.
@@ -218,9 +218,10 @@ hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& tes
   s.sendbuf = on_device(send);
   s.recvbuf = on_device(recv);
   hcomm_result_t rc;
-  if (g_order == Order::kHost || request) {
+  if (g_order == Order::kHost) {
     for (int i = 0; i < 2; ++i) g_device->copy(device[i], pinned[i], bytes[i], nullptr);
     rc = test.call(c, s, job.comm, request);
+    if (rc == HCOMM_SUCCESS && request) job.complete(*request, describe(c, test) + " (device buffers)");
     for (int i = 0; i < 2; ++i) g_device->copy(pinned[i], device[i], bytes[i], nullptr);
   } else {
     rc = stream_ordered_call(job, c, test, s, device, pinned, bytes);
@@ -239,7 +240,8 @@ void run_case(Job& job, const CollectiveTest& test, const Case& c) {
   Setup s;
   test.prepare(c, job.ranks, s);
   if (g_device_memory) {
-    const hcomm_result_t rc = call_on_device(job, c, test, s, nullptr);
+    hcomm_request_t request = nullptr;
+    const hcomm_result_t rc = call_on_device(job, c, test, s, c.nonblocking ? &request : nullptr);
     if (rc != HCOMM_SUCCESS) job.fatal(describe(c, test) + " (device buffers)", rc);
     verify(job, c, test, s);
     return;
@@ -291,7 +293,7 @@ std::vector<Case> matrix(const CollectiveTest& test, const std::string& algorith
                                .count = count,
                                .root = k % nranks,
                                .in_place = in_place,
-                               .nonblocking = !g_device_memory && (k / nranks) % 2 == 1});
+                               .nonblocking = g_order == Order::kHost && (k / nranks) % 2 == 1});
           ++k;
         }
   if (o.large) {
@@ -304,7 +306,7 @@ std::vector<Case> matrix(const CollectiveTest& test, const std::string& algorith
     cases.push_back(large);
     large.root = 0;
     large.in_place = true;
-    large.nonblocking = !g_device_memory;
+    large.nonblocking = g_order == Order::kHost;
     cases.push_back(large);
     // Elements of 1 or 2 bytes: chunks that end off the 4-byte grid.
     large.dtype = test.reduces ? HCOMM_FLOAT16 : HCOMM_INT8;
@@ -358,29 +360,17 @@ void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
                                            : ""));
   }
   job.check(hcomm_comm_force_algorithm(job.comm, test.coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
-  if (g_device_memory) {
-    // Device buffers in a nonblocking call: refused, nothing started.
-    Case c{.coll = test.coll, .dtype = HCOMM_INT32, .op = HCOMM_SUM, .count = 7, .root = 0, .nonblocking = true};
-    Setup s;
-    test.prepare(c, job.ranks, s);
-    hcomm_request_t request = nullptr;
-    const hcomm_result_t rc = call_on_device(job, c, test, s, &request);
-    if (rc != HCOMM_ERR_UNSUPPORTED || request)
-      job.fail(describe(c, test) + " on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
-               hcomm_result_string(rc));
-    // A user op on device buffers, blocking: refused too (user ops run on the host).
-    if (test.reduces) {
-      Case u = c;
-      u.nonblocking = false;
-      Setup us;
-      test.prepare(u, job.ranks, us);
-      job.check(hcomm_op_create(never_called, nullptr, 1, &u.op), "hcomm_op_create");
-      const hcomm_result_t user_rc = call_on_device(job, u, test, us, nullptr);
-      job.check(hcomm_op_destroy(u.op), "hcomm_op_destroy");
-      if (user_rc != HCOMM_ERR_UNSUPPORTED)
-        job.fail(std::string(test.name) + " with a user op on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
-                 hcomm_result_string(user_rc));
-    }
+  // A user op on device buffers: refused (user ops run on the host).
+  if (g_device_memory && test.reduces) {
+    Case u{.coll = test.coll, .dtype = HCOMM_INT32, .op = HCOMM_SUM, .count = 7, .root = 0};
+    Setup us;
+    test.prepare(u, job.ranks, us);
+    job.check(hcomm_op_create(never_called, nullptr, 1, &u.op), "hcomm_op_create");
+    const hcomm_result_t user_rc = call_on_device(job, u, test, us, nullptr);
+    job.check(hcomm_op_destroy(u.op), "hcomm_op_destroy");
+    if (user_rc != HCOMM_ERR_UNSUPPORTED)
+      job.fail(std::string(test.name) + " with a user op on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
+               hcomm_result_string(user_rc));
   }
   job.summary(std::string(g_device_memory ? "device memory: " : "") + std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
               join(tally) + "): " + std::to_string(cases) + " cases");

@@ -76,6 +76,13 @@ struct Event {
   uint64_t reached = 0;
 };
 
+// The stream of calls without one (CUDA's legacy default stream), made at
+// the first and never torn down: its thread lives as long as the process.
+Stream* stream_of(void* stream) {
+  static Stream* const standing = new Stream;
+  return stream ? static_cast<Stream*>(stream) : standing;
+}
+
 hcomm_result_t init(const hcomm_plugin_services_t* services) {
   g_services.set(services);
   return HCOMM_SUCCESS;
@@ -115,12 +122,10 @@ hcomm_result_t free_memory(void* ptr, hcomm_device_alloc_kind_t) {
   return HCOMM_SUCCESS;
 }
 
+// Without a stream: after the standing stream's work, done at return.
 hcomm_result_t copy(void* dst, const void* src, size_t bytes, void* stream) {
-  if (!stream) {
-    std::memcpy(dst, src, bytes);
-    return HCOMM_SUCCESS;
-  }
-  static_cast<Stream*>(stream)->queue([=] { std::memcpy(dst, src, bytes); });
+  stream_of(stream)->queue([=] { std::memcpy(dst, src, bytes); });
+  if (!stream) stream_of(nullptr)->synchronize();
   return HCOMM_SUCCESS;
 }
 
@@ -130,7 +135,7 @@ hcomm_result_t reduce(hcomm_dtype_t, hcomm_op_t, void*, const void*, const void*
 }
 
 hcomm_result_t synchronize(void* stream) {
-  if (stream) static_cast<Stream*>(stream)->synchronize();
+  stream_of(stream)->synchronize();
   return HCOMM_SUCCESS;
 }
 
@@ -163,7 +168,7 @@ hcomm_result_t event_record(void* event, void* stream) {
     const std::lock_guard lock(e->mutex);
     mark = ++e->recorded;
   }
-  static_cast<Stream*>(stream)->queue([e, mark] {
+  stream_of(stream)->queue([e, mark] {
     const std::lock_guard lock(e->mutex);
     e->reached = std::max(e->reached, mark);
     e->reached_changed.notify_all();
@@ -178,7 +183,7 @@ hcomm_result_t stream_wait_event(void* stream, void* event) {
     const std::lock_guard lock(e->mutex);
     mark = e->recorded;
   }
-  static_cast<Stream*>(stream)->queue([e, mark] {
+  stream_of(stream)->queue([e, mark] {
     std::unique_lock lock(e->mutex);
     e->reached_changed.wait(lock, [&] { return e->reached >= mark; });
   });
@@ -186,12 +191,12 @@ hcomm_result_t stream_wait_event(void* stream, void* event) {
 }
 
 hcomm_result_t host_call(void* stream, void (*fn)(void*), void* arg) {
-  static_cast<Stream*>(stream)->queue([fn, arg] { fn(arg); });
+  stream_of(stream)->queue([fn, arg] { fn(arg); });
   return HCOMM_SUCCESS;
 }
 
 hcomm_result_t wait_flag(void* stream, uint32_t* flag) {
-  static_cast<Stream*>(stream)->queue([flag] {
+  stream_of(stream)->queue([flag] {
     while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == 0) sched_yield();
     __atomic_store_n(flag, 0u, __ATOMIC_RELAXED);
   });

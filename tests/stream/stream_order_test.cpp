@@ -4,7 +4,8 @@
 // earlier work, run in call order, in pieces (HCOMM_STAGING_CHUNK_BYTES),
 // with count arrays the caller dropped at once, point to point on the
 // stream, a host-ordered call after them, and a peer killed: the others'
-// streams go on and hcomm_comm_get_async_error names it. Ranks are forked
+// streams go on and hcomm_comm_get_async_error names it; and nonblocking
+// calls on device buffers, which go the same way. Ranks are forked
 // (forked_job.hpp), each checking every element.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -136,6 +137,48 @@ TEST_F(EmulatedDevice, StreamOrderedCallsRunBehindTheirStreamInCallOrder) {
         hcomm_mem_free(p);
       out.rc = hcomm_comm_destroy(comm);
       dev.stream_destroy(stream);
+    });
+  const std::vector<int> status = job.join(60);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_NE(status[r], -1) << "rank " << r << " hung";
+    EXPECT_EQ(job.outcome(r).rc, HCOMM_SUCCESS) << "rank " << r << ": " << job.outcome(r).message;
+  }
+}
+
+TEST_F(EmulatedDevice, NonblockingCallsOnDeviceBuffersCompleteThroughTheirRequests) {
+  const int n = 3;
+  constexpr size_t kCount = 5003;
+  Job job(n, "shm", "30");
+  for (int r = 0; r < n; ++r)
+    job.spawn(r, [&](hcomm_comm_t comm, Outcome& out) {
+      float* data = nullptr;
+      int64_t *message = nullptr, *got = nullptr;
+      if (failed(out, hcomm_mem_alloc_device(reinterpret_cast<void**>(&data), kCount * 4), "hcomm_mem_alloc_device") ||
+          failed(out, hcomm_mem_alloc_device(reinterpret_cast<void**>(&message), 64), "hcomm_mem_alloc_device") ||
+          failed(out, hcomm_mem_alloc_device(reinterpret_cast<void**>(&got), 64), "hcomm_mem_alloc_device"))
+        return;
+      for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<float>(i % 13 + r);
+      message[0] = 1000 + r;
+      got[0] = -1;
+      hcomm_request_t sum = nullptr, send = nullptr, recv = nullptr;
+      const int next = (r + 1) % n, previous = (r + n - 1) % n;
+      if (failed(out, hcomm_iallreduce(data, data, kCount, HCOMM_FLOAT32, HCOMM_SUM, comm, &sum), "hcomm_iallreduce") ||
+          failed(out, hcomm_irecv(got, 1, HCOMM_INT64, previous, 3, comm, &recv), "hcomm_irecv") ||
+          failed(out, hcomm_isend(message, 1, HCOMM_INT64, next, 3, comm, &send), "hcomm_isend"))
+        return;
+      if (hcomm_cancel(recv) != HCOMM_ERR_UNSUPPORTED) return wrong(out, "hcomm_cancel of a device receive was taken");
+      hcomm_status_t status{};
+      for (int done = 0; !done;)
+        if (failed(out, hcomm_test_status(recv, &done, &status), "hcomm_test_status")) return;
+      if (failed(out, hcomm_wait(sum), "hcomm_wait") || failed(out, hcomm_wait(send), "hcomm_wait")) return;
+      if (status.source != previous || status.tag != 3 || status.bytes != 8)
+        return wrong(out, "the receive's status: source " + std::to_string(status.source) + ", tag " +
+                              std::to_string(status.tag) + ", " + std::to_string(status.bytes) + " bytes");
+      if (got[0] != 1000 + previous) return wrong(out, "the receive got " + std::to_string(got[0]));
+      for (size_t i = 0; i < kCount; ++i)
+        if (data[i] != static_cast<float>(n * (i % 13) + n * (n - 1) / 2))
+          return wrong(out, "iallreduce element " + std::to_string(i) + " is " + std::to_string(data[i]));
+      out.rc = hcomm_comm_destroy(comm);
     });
   const std::vector<int> status = job.join(60);
   for (int r = 0; r < n; ++r) {
