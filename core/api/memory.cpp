@@ -87,6 +87,13 @@ HCOMM_API hcomm_result_t hcomm_mem_register(hcomm_comm_t comm, void* ptr, size_t
     HCOMM_ARG_CHECK(ptr, "hcomm_mem_register: ptr is NULL");
     HCOMM_ARG_CHECK(bytes > 0 && bytes <= api::kMaxBytes, "hcomm_mem_register: bytes is %zu; register 1 to %zu bytes",
                     bytes, api::kMaxBytes);
+    // Registration moves host pages; a device's memory is never touched so.
+    if (const device::Accelerator* a = device::Accelerator::get();
+        a && (a->owns(ptr) || a->owns(static_cast<const uint8_t*>(ptr) + bytes - 1)))
+      HCOMM_THROW(HCOMM_ERR_UNSUPPORTED,
+                  "hcomm_mem_register: ptr is %s device memory, which registration does not take yet; calls on it "
+                  "need none (they stage it through host memory)",
+                  a->name());
     *handle = links::register_memory(c.links(), ptr, bytes);
     return HCOMM_SUCCESS;
   });

@@ -167,6 +167,9 @@ TEST_F(EmulatedDevice, NonblockingCallsOnDeviceBuffersCompleteThroughTheirReques
           failed(out, hcomm_isend(message, 1, HCOMM_INT64, next, 3, comm, &send), "hcomm_isend"))
         return;
       if (hcomm_cancel(recv) != HCOMM_ERR_UNSUPPORTED) return wrong(out, "hcomm_cancel of a device receive was taken");
+      void* handle = nullptr;
+      if (hcomm_mem_register(comm, data, kCount * 4, &handle) != HCOMM_ERR_UNSUPPORTED || handle)
+        return wrong(out, "hcomm_mem_register took device memory");
       hcomm_status_t status{};
       for (int done = 0; !done;)
         if (failed(out, hcomm_test_status(recv, &done, &status), "hcomm_test_status")) return;
