@@ -1,8 +1,8 @@
 #include "mpi_compat/src/datatypes.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
-#include <map>
 
 #include "mpi_compat/src/state.hpp"
 
@@ -36,7 +36,7 @@ struct LongDoublePair {
   { h, #h, sizeof(c), sizeof(c), 0, d }
 #define PAIR(h, s, v) \
   { h, #h, sizeof(v) + sizeof(int), sizeof(s), kPair, kNoDtype }
-TypeInfo table[] = {
+constexpr TypeInfo table[] = {
     BASIC(MPI_CHAR, char, kNoDtype),
     {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1, kInteger, HCOMM_INT8},
     {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1, kInteger, HCOMM_UINT8},
@@ -105,11 +105,19 @@ TypeInfo table[] = {
 #undef BASIC
 #undef PAIR
 
-const TypeInfo* find_predefined(MPI_Datatype type) {
-  for (const TypeInfo& t : table)
-    if (t.handle == type) return &t;
-  return nullptr;
-}
+}  // namespace
+
+constexpr std::array<const TypeInfo*, kPredefinedSlots + 1> predefined_types = [] {
+  std::array<const TypeInfo*, kPredefinedSlots + 1> slots{};  // the last: no predefined handle
+  for (const TypeInfo& t : table) {
+    const size_t slot = predefined_slot(t.handle);
+    if (slot == kPredefinedSlots || slots[slot]) throw "a predefined type outside MPICH's handles, or two in one slot";
+    slots[slot] = &t;
+  }
+  return slots;
+}();
+
+namespace {
 
 // A predefined type's layout: one run, or for a pair with padding (struct
 // { value; int; }) the value and the int.
@@ -131,37 +139,22 @@ Layout predefined_layout(const TypeInfo& t) {
 
 }  // namespace
 
-const TypeInfo& type_of(MPI_Datatype type, const char* argument) {
-  if (const TypeInfo* t = find_predefined(type)) return *t;
+const TypeInfo& derived_type_of(MPI_Datatype type, const char* argument) {
   if (const TypeInfo* t = derived_type_info(type, argument)) return *t;
   if (type == MPI_DATATYPE_NULL) fail(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", argument);
   fail(MPI_ERR_TYPE, "%s 0x%x is no datatype (never made, or freed)", argument, static_cast<unsigned>(type));
 }
 
-size_t bytes_of(int count, MPI_Datatype type, const char* argument) {
-  if (count < 0) fail(MPI_ERR_COUNT, "%s is %d, below 0", argument, count);
-  return static_cast<size_t>(count) * type_of(type).size;
-}
-
 LayoutPtr layout_of(MPI_Datatype type, const char* argument) {
-  static std::map<MPI_Datatype, LayoutPtr> predefined;
+  static std::array<LayoutPtr, kPredefinedSlots> predefined;
   if (const TypeInfo* t = find_predefined(type)) {
-    LayoutPtr& l = predefined[type];
+    LayoutPtr& l = predefined[predefined_slot(type)];
     if (!l) l = std::make_shared<const Layout>(predefined_layout(*t));
     return l;
   }
   if (LayoutPtr l = derived_layout(type)) return l;
   if (type == MPI_DATATYPE_NULL) fail(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", argument);
   fail(MPI_ERR_TYPE, "%s 0x%x is no datatype (never made, or freed)", argument, static_cast<unsigned>(type));
-}
-
-bool is_dense(MPI_Datatype type) {
-  const TypeInfo* t = find_predefined(type);
-  return t ? t->size == t->extent : layout_of(type)->dense();
-}
-
-void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument) {
-  if (is_dense(type)) check_buffer(buf, bytes, argument);
 }
 
 void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned char* out) {

@@ -19,6 +19,9 @@ struct Request {
   std::function<void()> then;          // once they are done: a copy into place, a release
   MPI_Status status{};                 // what a receive got
   bool completed = false;              // hcomm finished and `then` run
+  // A blocking collective's: HComm's blocking form runs at once, and leaves
+  // nothing in `hcomm` to finish.
+  bool blocking = false;
   // A receive: hcomm[0] is HComm's receive, whose status fills `status`.
   bool receive = false;
   size_t room = 0;                    // a receive's bytes

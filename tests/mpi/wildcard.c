@@ -4,7 +4,8 @@
  * before its receive; MPI_Mprobe / MPI_Improbe with MPI_Mrecv / MPI_Imrecv;
  * MPI_PROC_NULL and MPI_MESSAGE_NO_PROC; a synchronous send to a wildcard
  * receive; and large messages on two communicators at once, which both
- * move while a call waits on one of them. Every element checked. */
+ * move while a call (a receive, a blocking collective) waits on one of
+ * them. Every element checked. */
 #include <string.h>
 
 #include "check.h"
@@ -205,6 +206,36 @@ static void two_communicators(int count) {
   free(in);
 }
 
+/* A blocking collective on the world while a large message on a dup is
+ * under way: each even rank of a pair sends on the dup and joins an
+ * allreduce on the world, which its odd partner joins only once it received
+ * the message; the dup's message must move while the even rank waits in the
+ * collective. */
+static void collective_beside_a_message(int count) {
+  MPI_Comm dup;
+  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+  int* out = malloc((size_t)count * sizeof(int));
+  int* in = malloc((size_t)count * sizeof(int));
+  for (int i = 0; i < count; ++i) in[i] = -1;
+  const int other = rank ^ 1;
+  MPI_Request sent = MPI_REQUEST_NULL;
+  if (other < size && rank % 2 == 0) {
+    fill(out, rank, other, 72, 0, count);
+    MPI_OK(MPI_Isend(out, count, MPI_INT, other, 72, dup, &sent));
+  } else if (other < size) {
+    MPI_OK(MPI_Recv(in, count, MPI_INT, other, 72, dup, MPI_STATUS_IGNORE));
+    check_message(in, other, 72, 0, count, 0, "a message on a dup received before a collective on the world");
+  }
+  long mine = rank + 1, sum = 0;
+  MPI_OK(MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+  CHECK(sum == (long)size * (size + 1) / 2, "MPI_Allreduce beside a message on a dup: %ld, expected %ld", sum,
+        (long)size * (size + 1) / 2);
+  MPI_OK(MPI_Wait(&sent, MPI_STATUS_IGNORE));
+  MPI_OK(MPI_Comm_free(&dup));
+  free(out);
+  free(in);
+}
+
 int main(int argc, char** argv) {
   MPI_OK(MPI_Init(&argc, &argv));
   MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -222,6 +253,7 @@ int main(int argc, char** argv) {
   probes(262147);
   proc_null();
   two_communicators(262147);
+  collective_beside_a_message(262147);
   MPI_OK(MPI_Finalize());
   return 0;
 }
