@@ -134,6 +134,13 @@ Layout predefined_layout(const TypeInfo& t) {
     l.runs = {{0, value}, {static_cast<MPI_Aint>((value + 3) / 4 * 4), sizeof(int)}};
     l.align = std::max(value, sizeof(int));
   }
+  if (t.category == kPair) {  // a value and an int (MPI_FLOAT_INT, ...), or two halves (MPI_2INT, ...)
+    const size_t value = predefined_slot(t.handle) >= 256 ? t.size - sizeof(int) : t.size / 2;
+    add_basics(l.basics, value, 1);
+    add_basics(l.basics, t.size - value, 1);
+  } else {
+    add_basics(l.basics, t.size, 1);
+  }
   return l;
 }
 
@@ -166,6 +173,43 @@ void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned
       out += run.bytes;
     }
   }
+}
+
+void add_basics(std::vector<Layout::Basics>& basics, size_t bytes, size_t n) {
+  if (!n) return;
+  if (!basics.empty() && basics.back().bytes == bytes)
+    basics.back().count += n;
+  else
+    basics.push_back({bytes, n});
+}
+
+MPI_Count basic_elements(const Layout& l, MPI_Count bytes) {
+  if (l.size == 0) return 0;
+  MPI_Count per_element = 0;
+  for (const Layout::Basics& b : l.basics) per_element += static_cast<MPI_Count>(b.count);
+  MPI_Count n = bytes / static_cast<MPI_Count>(l.size) * per_element;
+  size_t rest = static_cast<size_t>(bytes % static_cast<MPI_Count>(l.size));
+  for (const Layout::Basics& b : l.basics) {
+    const size_t whole = std::min(rest / b.bytes, b.count);
+    n += static_cast<MPI_Count>(whole);
+    rest -= whole * b.bytes;
+    if (whole < b.count) break;
+  }
+  return rest ? MPI_UNDEFINED : n;
+}
+
+MPI_Count basic_elements_bytes(const Layout& l, MPI_Count count) {
+  MPI_Count per_element = 0;
+  for (const Layout::Basics& b : l.basics) per_element += static_cast<MPI_Count>(b.count);
+  if (per_element == 0) return 0;
+  MPI_Count bytes = count / per_element * static_cast<MPI_Count>(l.size);
+  size_t rest = static_cast<size_t>(count % per_element);
+  for (const Layout::Basics& b : l.basics) {
+    const size_t n = std::min(rest, b.count);
+    bytes += static_cast<MPI_Count>(n * b.bytes);
+    rest -= n;
+  }
+  return bytes;
 }
 
 void unpack(const unsigned char* in, size_t first, size_t count, size_t bytes, const Layout& l, void* buf) {

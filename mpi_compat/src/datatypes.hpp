@@ -45,6 +45,13 @@ struct Layout {
     size_t bytes;
   };
   std::vector<Run> runs;
+  // Its basic elements in typemap order, in runs of one size: the bytes of
+  // each and how many (MPI_Get_elements counts them). A pair type holds two.
+  struct Basics {
+    size_t bytes;
+    size_t count;
+  };
+  std::vector<Basics> basics;
   size_t size = 0;
   MPI_Aint lb = 0, extent = 0;            // MPI_Type_get_extent
   MPI_Aint true_lb = 0, true_extent = 0;  // MPI_Type_get_true_extent
@@ -109,6 +116,16 @@ inline void check_data(const void* buf, size_t bytes, MPI_Datatype type, const c
 // (at first * size), or unpacked from in, of which only `bytes` are there
 // (a message may end inside an element).
 void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned char* out);
+// Appends n basic elements of `bytes` each to basics (merged with a run of
+// that size before them).
+void add_basics(std::vector<Layout::Basics>& basics, size_t bytes, size_t n);
+// The basic elements in `bytes` of a message of elements of layout l: those
+// of its whole elements and the whole basic elements of a partial one;
+// MPI_UNDEFINED where the bytes end inside a basic element.
+MPI_Count basic_elements(const Layout& l, MPI_Count bytes);
+// The bytes of the first `count` basic elements of a message of layout l
+// (what MPI_Status_set_elements records).
+MPI_Count basic_elements_bytes(const Layout& l, MPI_Count count);
 void unpack(const unsigned char* in, size_t first, size_t count, size_t bytes, const Layout& l, void* buf);
 const char* op_name(MPI_Op op);
 // How HComm reduces elements of type with op (ops.cpp): the HComm dtype and

@@ -1,11 +1,13 @@
 // Request handles and their completion: wait, test (one, all, any, some),
-// free, cancel, persistent requests' start, and the status a request leaves.
+// free, cancel, persistent requests' start, and the status a request leaves:
+// what it says (MPI_Get_count, MPI_Get_elements) and what sets it.
 #include "mpi_compat/src/requests.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <optional>
 #include <utility>
 
@@ -556,3 +558,46 @@ HCOMM_MPI_API int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype
   });
 }
 HCOMM_MPI_ALIAS(Get_count)
+
+namespace {
+
+// The basic elements a status's bytes hold in elements of datatype.
+MPI_Count elements_of(const MPI_Status* status, MPI_Datatype datatype, const void* count) {
+  if (!status || status == MPI_STATUS_IGNORE) fail(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+  if (!count) fail(MPI_ERR_ARG, "count is NULL");
+  type_of(datatype);
+  return basic_elements(*layout_of(datatype), count_of(*status));
+}
+
+// Records in status the bytes of `count` basic elements in elements of datatype.
+void set_elements(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  if (!status || status == MPI_STATUS_IGNORE) fail(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+  if (count < 0) fail(MPI_ERR_COUNT, "count is %ld, below 0", static_cast<long>(count));
+  type_of(datatype);
+  set_count(*status, basic_elements_bytes(*layout_of(datatype), count));
+}
+
+}  // namespace
+
+HCOMM_MPI_API int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return call("MPI_Get_elements", MPI_COMM_WORLD, [&] {
+    const MPI_Count n = elements_of(status, datatype, count);
+    *count = n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n);
+  });
+}
+HCOMM_MPI_ALIAS(Get_elements)
+
+HCOMM_MPI_API int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  return call("MPI_Get_elements_x", MPI_COMM_WORLD, [&] { *count = elements_of(status, datatype, count); });
+}
+HCOMM_MPI_ALIAS(Get_elements_x)
+
+HCOMM_MPI_API int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  return call("MPI_Status_set_elements", MPI_COMM_WORLD, [&] { set_elements(status, datatype, count); });
+}
+HCOMM_MPI_ALIAS(Status_set_elements)
+
+HCOMM_MPI_API int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  return call("MPI_Status_set_elements_x", MPI_COMM_WORLD, [&] { set_elements(status, datatype, count); });
+}
+HCOMM_MPI_ALIAS(Status_set_elements_x)

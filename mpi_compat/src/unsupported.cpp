@@ -558,16 +558,6 @@ HCOMM_MPI_API int PMPI_Get_accumulate([[maybe_unused]] const void* origin_addr, 
   return unsupported("MPI_Get_accumulate", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Get_accumulate)
-HCOMM_MPI_API int PMPI_Get_elements([[maybe_unused]] const MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype,
-                                    [[maybe_unused]] int* count) {
-  return unsupported("MPI_Get_elements", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Get_elements)
-HCOMM_MPI_API int PMPI_Get_elements_x([[maybe_unused]] const MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype,
-                                      [[maybe_unused]] MPI_Count* count) {
-  return unsupported("MPI_Get_elements_x", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Get_elements_x)
 HCOMM_MPI_API int PMPI_Graph_create(MPI_Comm comm_old, [[maybe_unused]] int nnodes, [[maybe_unused]] const int* indx,
                                     [[maybe_unused]] const int* edges, [[maybe_unused]] int reorder,
                                     [[maybe_unused]] MPI_Comm* comm_graph) {
@@ -795,16 +785,6 @@ HCOMM_MPI_API int PMPI_Status_set_cancelled([[maybe_unused]] MPI_Status* status,
   return unsupported("MPI_Status_set_cancelled", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Status_set_cancelled)
-HCOMM_MPI_API int PMPI_Status_set_elements([[maybe_unused]] MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype,
-                                           [[maybe_unused]] int count) {
-  return unsupported("MPI_Status_set_elements", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Status_set_elements)
-HCOMM_MPI_API int PMPI_Status_set_elements_x([[maybe_unused]] MPI_Status* status,
-                                             [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Count count) {
-  return unsupported("MPI_Status_set_elements_x", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Status_set_elements_x)
 HCOMM_MPI_API int PMPI_T_category_changed([[maybe_unused]] int* update_number) {
   return unsupported("MPI_T_category_changed", MPI_COMM_WORLD);
 }

@@ -60,8 +60,11 @@ static inline void check_status(const MPI_Status* st, int source, int tag, int c
  * MPI_Reduce with MPI_IN_PLACE at a root other than 0
  * crashes for a count of 1027 (it reads MPI_IN_PLACE as a buffer),
  * MPI_Allgatherv on one rank ignores displs, a nonblocking receive from
- * MPI_PROC_NULL leaves MPI_SOURCE 0 in its status, and MPI_LAND on
- * MPI_FLOAT passes the op's check (then fails an assertion on two ranks). */
+ * MPI_PROC_NULL leaves MPI_SOURCE 0 in its status, MPI_LAND on
+ * MPI_FLOAT passes the op's check (then fails an assertion on two ranks),
+ * MPI_Get_elements of a derived type drops bytes that end inside a basic
+ * element (instead of MPI_UNDEFINED), and MPI_Status_set_elements records
+ * count elements of the type instead of count basic elements. */
 #if defined(MPICH_VERSION)
 #define MPICH_BUGS 1
 #else
