@@ -76,9 +76,9 @@ void* staged(Request& r, std::vector<unsigned char>& copy, const void* buf, MPI_
 }
 
 // Holds what a reduction's HComm op uses until the call completes.
-void keep_until_done(Request& r, std::shared_ptr<void> keep) {
+void keep_until_done(Request& r, const std::shared_ptr<void>& keep) {
   if (!keep) return;
-  r.then = [keep = std::move(keep), then = std::move(r.then)] {
+  r.then = [keep, then = std::move(r.then)] {
     if (then) then();
   };
 }
@@ -153,6 +153,11 @@ void bcast(const Comm& c, Request& r, void* buf, int count, MPI_Datatype type, i
   run(r, HCOMM_MPI_FORMS(broadcast), buf, buf, bytes, HCOMM_UINT8, root, c.h);
 }
 
+// check_data for a reduction's buffer: its type lies packed unless red.packed.
+void check_reduced(const void* buf, size_t bytes, const Reduction& red, const char* argument) {
+  if (!red.packed) check_buffer(buf, bytes, argument);
+}
+
 // Reductions run on HComm's dtype and op for the type (reduction_of), on
 // packed copies for a type whose elements do not lie packed.
 void reduce(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
@@ -164,8 +169,8 @@ void reduce(const Comm& c, Request& r, const void* send, void* recv, int count, 
   if (is_root) check_not_in_place(recv, "recvbuf");
   const Reduction red = reduction_of(type, op);
   const void* from = in_place(send) ? recv : send;
-  check_data(from, bytes, type, in_place(send) ? "recvbuf" : "sendbuf");
-  if (is_root) check_data(recv, bytes, type, "recvbuf");
+  check_reduced(from, bytes, red, in_place(send) ? "recvbuf" : "sendbuf");
+  if (is_root) check_reduced(recv, bytes, red, "recvbuf");
   if (red.packed) {
     if (is_root) recv = staged(r, r.packed_out, recv, type, whole(count), in_place(send), true);
     from = in_place(send) ? recv : staged(r, r.packed_in, send, type, whole(count), true, false);
@@ -186,9 +191,9 @@ void reduce_into_every(const Comm& c, Request& r, const ReduceIntoEvery& forms, 
   check_not_in_place(recv, "recvbuf");
   const Reduction red = reduction_of(type, op);
   const bool touched = written || in_place(send);
-  if (touched) check_data(recv, bytes, type, "recvbuf");
+  if (touched) check_reduced(recv, bytes, red, "recvbuf");
   const void* from = in_place(send) ? recv : send;
-  check_data(from, bytes, type, "sendbuf");
+  check_reduced(from, bytes, red, "sendbuf");
   if (red.packed) {
     if (touched) recv = staged(r, r.packed_out, recv, type, whole(count), in_place(send), true);
     from = in_place(send) ? recv : staged(r, r.packed_in, send, type, whole(count), true, false);
@@ -497,7 +502,7 @@ void reduce_scatter_counts(const Comm& c, Request& r, const void* send, void* re
   const size_t mine = counts[c.rank] * element_bytes;
   void* into = recv;
   if (in_place(send)) {
-    check_data(recv, total * element_bytes, type, "recvbuf");
+    check_reduced(recv, total * element_bytes, red, "recvbuf");
     if (red.packed) {
       LayoutPtr l = layout_of(type);
       send = staged(r, r.packed_in, recv, type, whole(static_cast<int>(total)), true, false);
@@ -511,8 +516,8 @@ void reduce_scatter_counts(const Comm& c, Request& r, const void* send, void* re
       if (before && mine) r.then = [recv, into, mine] { std::memmove(recv, into, mine); };
     }
   } else {
-    check_data(send, total * element_bytes, type, "sendbuf");
-    check_data(recv, mine, type, "recvbuf");
+    check_reduced(send, total * element_bytes, red, "sendbuf");
+    check_reduced(recv, mine, red, "recvbuf");
     if (red.packed) {
       send = staged(r, r.packed_in, send, type, whole(static_cast<int>(total)), true, false);
       into = staged(r, r.packed_out, recv, type, whole(static_cast<int>(counts[c.rank])), false, true);

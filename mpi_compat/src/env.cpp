@@ -204,10 +204,7 @@ std::string checked_key(const char* key) {
 
 }  // namespace
 
-State& state() {
-  static State s;
-  return s;
-}
+State the_state;
 
 void fail(int error_class, const char* format, ...) {
   char text[MPI_MAX_ERROR_STRING];
@@ -218,8 +215,7 @@ void fail(int error_class, const char* format, ...) {
   throw Error{error_class, text};
 }
 
-void check(hcomm_result_t result, const char* fn) {
-  if (result == HCOMM_SUCCESS) return;
+void fail_hcomm(hcomm_result_t result, const char* fn) {
   int error_class = MPI_ERR_OTHER;
   if (result == HCOMM_ERR_INVALID_ARGUMENT) error_class = MPI_ERR_ARG;
   if (result == HCOMM_ERR_UNSUPPORTED) error_class = MPI_ERR_UNSUPPORTED_OPERATION;

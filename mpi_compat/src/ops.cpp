@@ -509,7 +509,8 @@ const char* op_name(MPI_Op op) {
 }
 
 Reduction reduction_of(MPI_Datatype type, MPI_Op op) {
-  const TypeInfo& t = type_of(type);
+  const TypeInfo* predefined = find_predefined(type);
+  const TypeInfo& t = predefined ? *predefined : derived_type_of(type, "datatype");
   const OpInfo* o = find_op(op);
   if (!o) {
     if (const UserOp* u = find_user_op(op)) return user_reduction(*u, type, t);
@@ -518,7 +519,6 @@ Reduction reduction_of(MPI_Datatype type, MPI_Op op) {
   }
   if (t.size == 0) return {.dtype = HCOMM_UINT8, .op = o->hcomm == HCOMM_NUM_OPS ? HCOMM_SUM : o->hcomm, .scale = 0};
   // A predefined type is its own basic type; a derived one's is its layout's.
-  const bool predefined = find_predefined(type) != nullptr;
   const MPI_Datatype basic = predefined ? type : layout_of(type)->basic;
   const bool packed = predefined ? t.size != t.extent : !is_dense(type);
   if (basic == MPI_DATATYPE_NULL)

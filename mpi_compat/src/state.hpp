@@ -30,7 +30,10 @@ struct Error {
 };
 [[noreturn]] void fail(int error_class, const char* format, ...) __attribute__((format(printf, 2, 3)));
 // An HComm call's failure as an MPI error, with HComm's text.
-void check(hcomm_result_t result, const char* fn);
+[[noreturn]] void fail_hcomm(hcomm_result_t result, const char* fn);
+inline void check(hcomm_result_t result, const char* fn) {
+  if (result != HCOMM_SUCCESS) fail_hcomm(result, fn);
+}
 // MPI_ERR_ARG for an output argument that is NULL.
 void check_out(const void* p, const char* argument);
 // MPI_ERR_BUFFER for a NULL buffer that should hold bytes.
@@ -54,7 +57,8 @@ struct State {
   int next_comm = 0;
   double timeout_s = 300;  // HCOMM_TIMEOUT: how long a wait in this layer may see no progress
 };
-State& state();
+extern State the_state;
+inline State& state() { return the_state; }
 
 // The communicator behind a handle, or MPI_ERR_COMM; MPI_ERR_OTHER before
 // MPI_Init or after MPI_Finalize.
