@@ -92,11 +92,17 @@ int new_error_code(const Error& e) {
 
 // An error's text, from the ring while it is still there.
 std::string error_text(int code) {
-  const int error_class = code & ((1 << kClassBits) - 1), slot = code >> kClassBits;
+  const int error_class = class_of(code), slot = code >> kClassBits;
   std::string text = std::string(class_text(error_class));
   if (slot > 0 && slot < kSlots && !error_texts[slot].empty()) text += ": " + error_texts[slot];
   return text;
 }
+
+}  // namespace
+
+int class_of(int code) { return code & ((1 << kClassBits) - 1); }
+
+namespace {
 
 int world_rank() {
   auto it = state().comms.find(MPI_COMM_WORLD);
@@ -453,7 +459,7 @@ HCOMM_MPI_API int PMPI_Error_class(int errorcode, int* errorclass) {
   return call("MPI_Error_class", MPI_COMM_WORLD, [&] {
     check_out(errorclass, "errorclass");
     if (errorcode < 0) fail(MPI_ERR_ARG, "errorcode %d is no MPI error code", errorcode);
-    *errorclass = errorcode & ((1 << kClassBits) - 1);
+    *errorclass = class_of(errorcode);
   });
 }
 HCOMM_MPI_ALIAS(Error_class)

@@ -3,6 +3,7 @@
 // calls (wait, test, free, cancel, start); p2p.cpp starts sends and receives.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,6 +13,17 @@
 #include "mpi_compat/src/state.hpp"
 
 namespace hcomm::mpi {
+
+// A generalized request's side (MPI_Grequest_start): the user's functions
+// and state, and whether MPI_Grequest_complete marked it done (a flag that
+// another thread of the user's may set while a wait polls it).
+struct Generalized {
+  MPI_Grequest_query_function* query_fn;
+  MPI_Grequest_free_function* free_fn;
+  MPI_Grequest_cancel_function* cancel_fn;
+  void* extra_state;
+  std::atomic<bool> complete{false};
+};
 
 struct Request {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -37,6 +49,8 @@ struct Request {
   // each round (MPI_Start); `active` while a round runs.
   std::function<void(Request&)> start;
   bool active = true;
+  // A generalized request: no HComm request; done once its user says so.
+  std::unique_ptr<Generalized> generalized;
 };
 
 // Starts an HComm operation by post(&request) (an hcomm_i* call) into `into`.

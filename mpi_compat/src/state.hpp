@@ -29,6 +29,8 @@ struct Error {
   std::string text;
 };
 [[noreturn]] void fail(int error_class, const char* format, ...) __attribute__((format(printf, 2, 3)));
+// The class of an error code (its low bits).
+int class_of(int code);
 // An HComm call's failure as an MPI error, with HComm's text.
 [[noreturn]] void fail_hcomm(hcomm_result_t result, const char* fn);
 inline void check(hcomm_result_t result, const char* fn) {
@@ -99,8 +101,9 @@ bool progress();
 // after HCOMM_TIMEOUT seconds without progress.
 void wait_hcomm(hcomm_request_t& request, const char* fn);
 // Moves the layer's progress until done() says so, failing after
-// HCOMM_TIMEOUT seconds in which nothing moved.
-void poll_until(const char* fn, const std::function<bool()>& done);
+// HCOMM_TIMEOUT seconds in which nothing moved; without a limit where
+// `patient` (a generalized request, which its user completes whenever).
+void poll_until(const char* fn, const std::function<bool()>& done, bool patient = false);
 // Tests an HComm request; null is done (and stays null).
 bool test_hcomm(hcomm_request_t& request, const char* fn);
 

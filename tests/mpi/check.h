@@ -63,8 +63,10 @@ static inline void check_status(const MPI_Status* st, int source, int tag, int c
  * MPI_PROC_NULL leaves MPI_SOURCE 0 in its status, MPI_LAND on
  * MPI_FLOAT passes the op's check (then fails an assertion on two ranks),
  * MPI_Get_elements of a derived type drops bytes that end inside a basic
- * element (instead of MPI_UNDEFINED), and MPI_Status_set_elements records
- * count elements of the type instead of count basic elements. */
+ * element (instead of MPI_UNDEFINED), MPI_Status_set_elements records
+ * count elements of the type instead of count basic elements, and
+ * MPI_Request_free of a generalized request not yet completed runs its
+ * free_fn at once (MPI runs it at MPI_Grequest_complete). */
 #if defined(MPICH_VERSION)
 #define MPICH_BUGS 1
 #else
