@@ -110,7 +110,7 @@ inline bool is_dense(MPI_Datatype type) {
 // MPI_ERR_BUFFER for a NULL buffer of a dense type that should hold bytes;
 // another type's buffer may be MPI_BOTTOM (NULL), its displacements absolute.
 inline void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument) {
-  if (is_dense(type) && !buf && bytes) check_buffer(buf, bytes, argument);
+  if (is_dense(type)) check_buffer(buf, bytes, argument);
 }
 // Elements [first, first + count) of a buffer of layout l: packed into out
 // (at first * size), or unpacked from in, of which only `bytes` are there

@@ -234,10 +234,6 @@ void check_out(const void* p, const char* argument) {
   if (!p) fail(MPI_ERR_ARG, "%s is NULL", argument);
 }
 
-void check_buffer(const void* buf, size_t bytes, const char* argument) {
-  if (!buf && bytes) fail(MPI_ERR_BUFFER, "%s is NULL but its count is not 0", argument);
-}
-
 void require_initialized(const char* fn) {
   if (!state().initialized) fail(MPI_ERR_OTHER, "%s called before MPI_Init", fn);
   if (state().finalized) fail(MPI_ERR_OTHER, "%s called after MPI_Finalize", fn);

@@ -39,7 +39,9 @@ inline void check(hcomm_result_t result, const char* fn) {
 // MPI_ERR_ARG for an output argument that is NULL.
 void check_out(const void* p, const char* argument);
 // MPI_ERR_BUFFER for a NULL buffer that should hold bytes.
-void check_buffer(const void* buf, size_t bytes, const char* argument);
+inline void check_buffer(const void* buf, size_t bytes, const char* argument) {
+  if (!buf && bytes) fail(MPI_ERR_BUFFER, "%s is NULL but its count is not 0", argument);
+}
 
 // A communicator: HComm's, its members in world ranks (for MPI_Comm_compare)
 // and its error handler.
