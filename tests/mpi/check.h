@@ -46,6 +46,14 @@ static int check_rank = -1;
     CHECK(len_ > 0 && (int)strlen(text_) == len_, "MPI_Error_string of %d: length %d for \"%s\"", rc_, len_, text_); \
   } while (0)
 
+/* MPI_Init, then this rank (which the checks print) and the world's size. */
+static inline void start_test(int* argc, char*** argv, int* rank, int* size) {
+  MPI_OK(MPI_Init(argc, argv));
+  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, size));
+  check_rank = *rank;
+}
+
 /* A status that must say source, tag and count elements of MPI_INT. */
 static inline void check_status(const MPI_Status* st, int source, int tag, int count, const char* what) {
   int got = -1;
