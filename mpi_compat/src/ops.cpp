@@ -34,7 +34,8 @@ struct OpInfo {
   hcomm_op_t hcomm;  // HCOMM_NUM_OPS: HComm has none
 };
 constexpr int kNumeric = kInteger | kFortranInteger | kFloating;
-const OpInfo ops[] = {
+// In handle order: MPICH's predefined ops are 0x58000001 onwards.
+constexpr OpInfo ops[] = {
     {MPI_MAX, "MPI_MAX", kNumeric, HCOMM_MAX},
     {MPI_MIN, "MPI_MIN", kNumeric, HCOMM_MIN},
     {MPI_SUM, "MPI_SUM", kNumeric | kComplex, HCOMM_SUM},
@@ -51,10 +52,15 @@ const OpInfo ops[] = {
     {MPI_NO_OP, "MPI_NO_OP", kNone, HCOMM_NUM_OPS},
 };
 
+static_assert([] {
+  for (size_t i = 0; i < std::size(ops); ++i)
+    if (static_cast<unsigned>(ops[i].handle) != 0x58000001u + i) return false;
+  return true;
+}());
+
 const OpInfo* find_op(MPI_Op op) {
-  for (const OpInfo& o : ops)
-    if (o.handle == op) return &o;
-  return nullptr;
+  const size_t i = static_cast<unsigned>(op) - 0x58000001u;
+  return i < std::size(ops) ? &ops[i] : nullptr;
 }
 
 // ---- Kernels: inout[i] = in[i] op inout[i] over packed elements, read and
