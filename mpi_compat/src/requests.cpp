@@ -54,8 +54,7 @@ void query(Request& r) {
   callback_result(r, r.generalized->query_fn(r.generalized->extra_state, &r.status), "query_fn");
 }
 
-// Frees a complete generalized request's user state; free_fn's error is the
-// request's last word.
+// Frees a complete generalized request's user state (free_fn).
 void free_generalized(Request& r) { callback_result(r, r.generalized->free_fn(r.generalized->extra_state), "free_fn"); }
 
 // Finishes a complete generalized request whose handle is going: query_fn
@@ -536,8 +535,9 @@ HCOMM_MPI_API int PMPI_Request_free(MPI_Request* request) {
     } else if (r->generalized) {
       free_generalized(*r);
       report(*r, MPI_STATUS_IGNORE);
+    } else if (r->active) {
+      add_freed(std::move(r));
     }
-    if (r && r->active) add_freed(std::move(r));
     progress();
   });
 }
