@@ -1,4 +1,6 @@
-// Collectives, blocking and nonblocking, on HComm's. Data that is only
+// Collectives, blocking and nonblocking, on HComm's: a blocking one is
+// HComm's blocking form, or its i-form and a wait where requests of other
+// communicators are under way (which this layer's wait moves). Data that is only
 // moved travels as bytes, so the send and receive types may differ as MPI
 // allows; a type whose elements do not lie packed (derived, or a pair with
 // padding) goes through a packed copy, unpacked after the call. Reductions
@@ -74,11 +76,33 @@ void* staged(Request& r, std::vector<unsigned char>& copy, const void* buf, MPI_
 }
 
 // Holds what a reduction's HComm op uses until the call completes.
-void keep_until_done(Request& r, std::shared_ptr<void> keep) {
+void keep_until_done(Request& r, const std::shared_ptr<void>& keep) {
   if (!keep) return;
-  r.then = [keep = std::move(keep), then = std::move(r.then)] {
+  r.then = [keep, then = std::move(r.then)] {
     if (then) then();
   };
+}
+
+// An HComm collective in its two forms, whose arguments are the same but
+// the last: the blocking one (a stream: NULL) and the i-form (a request).
+template <class Blocking, class Nonblocking>
+struct Forms {
+  const char* name;
+  Blocking blocking;
+  const char* iname;
+  Nonblocking nonblocking;
+};
+#define HCOMM_MPI_FORMS(x) \
+  Forms { "hcomm_" #x, hcomm_##x, "hcomm_i" #x, hcomm_i##x }
+
+// Runs HComm's collective for r: its blocking form at once where r is
+// blocking, else its i-form, whose request r.hcomm keeps.
+template <class Blocking, class Nonblocking, class... Args>
+void run(Request& r, const Forms<Blocking, Nonblocking>& forms, Args... args) {
+  if (r.blocking)
+    check(forms.blocking(args..., nullptr), forms.name);
+  else
+    issue(r.hcomm, forms.iname, [&](hcomm_request_t* h) { return forms.nonblocking(args..., h); });
 }
 
 // counts[i] * element_bytes for every rank: a layout in bytes, appended to r.counts
@@ -101,8 +125,13 @@ int collective(const char* fn, MPI_Comm comm, bool nonblocking, MPI_Request* req
     if (!nonblocking) {  // its request lives as long as the call: on the stack
       Request r;
       r.comm = comm;
+      // Requests of other communicators move only while this layer polls them.
+      r.blocking = !others_pending(comm);
       start(c, r);
-      wait_request(r, MPI_STATUS_IGNORE, fn);
+      if (r.blocking)
+        complete(r);
+      else
+        wait_request(r, MPI_STATUS_IGNORE, fn);
       return;
     }
     if (!request) fail(MPI_ERR_ARG, "request is NULL");
@@ -113,9 +142,7 @@ int collective(const char* fn, MPI_Comm comm, bool nonblocking, MPI_Request* req
   });
 }
 
-void barrier(const Comm& c, Request& r) {
-  issue(r.hcomm, "hcomm_ibarrier", [&](hcomm_request_t* h) { return hcomm_ibarrier(c.h, h); });
-}
+void barrier(const Comm& c, Request& r) { run(r, HCOMM_MPI_FORMS(barrier), c.h); }
 
 void bcast(const Comm& c, Request& r, void* buf, int count, MPI_Datatype type, int root) {
   const size_t bytes = bytes_of(count, type);
@@ -123,8 +150,12 @@ void bcast(const Comm& c, Request& r, void* buf, int count, MPI_Datatype type, i
   check_not_in_place(buf, "buffer");
   check_data(buf, bytes, type, "buffer");
   buf = staged(r, r.packed_out, buf, type, whole(count), c.rank == root, c.rank != root);
-  issue(r.hcomm, "hcomm_ibroadcast",
-        [&](hcomm_request_t* h) { return hcomm_ibroadcast(buf, buf, bytes, HCOMM_UINT8, root, c.h, h); });
+  run(r, HCOMM_MPI_FORMS(broadcast), buf, buf, bytes, HCOMM_UINT8, root, c.h);
+}
+
+// check_data for a reduction's buffer: its type lies packed unless red.packed.
+void check_reduced(const void* buf, size_t bytes, const Reduction& red, const char* argument) {
+  if (!red.packed) check_buffer(buf, bytes, argument);
 }
 
 // Reductions run on HComm's dtype and op for the type (reduction_of), on
@@ -138,53 +169,49 @@ void reduce(const Comm& c, Request& r, const void* send, void* recv, int count, 
   if (is_root) check_not_in_place(recv, "recvbuf");
   const Reduction red = reduction_of(type, op);
   const void* from = in_place(send) ? recv : send;
-  check_data(from, bytes, type, in_place(send) ? "recvbuf" : "sendbuf");
-  if (is_root) check_data(recv, bytes, type, "recvbuf");
+  check_reduced(from, bytes, red, in_place(send) ? "recvbuf" : "sendbuf");
+  if (is_root) check_reduced(recv, bytes, red, "recvbuf");
   if (red.packed) {
     if (is_root) recv = staged(r, r.packed_out, recv, type, whole(count), in_place(send), true);
     from = in_place(send) ? recv : staged(r, r.packed_in, send, type, whole(count), true, false);
   }
-  issue(r.hcomm, "hcomm_ireduce", [&](hcomm_request_t* h) {
-    return hcomm_ireduce(from, is_root ? recv : nullptr, count * red.scale, red.dtype, red.op, root, c.h, h);
-  });
+  run(r, HCOMM_MPI_FORMS(reduce), from, is_root ? recv : nullptr, count * red.scale, red.dtype, red.op, root, c.h);
   keep_until_done(r, red.keep);
 }
 
-// HComm's nonblocking allreduce, scan and exscan: each rank's input reduced into its recvbuf.
-using ReduceIntoEvery = hcomm_result_t (*)(const void*, void*, size_t, hcomm_dtype_t, hcomm_op_t, hcomm_comm_t,
-                                           hcomm_request_t*);
+// HComm's allreduce, scan and exscan: each rank's input reduced into its recvbuf.
+using ReduceIntoEvery = decltype(HCOMM_MPI_FORMS(allreduce));
 
 // Allreduce, scan and exscan (MPI_IN_PLACE: the input in recvbuf). Where
 // `written` is false (exscan's rank 0, whose result MPI leaves undefined)
 // recvbuf is not touched and may be NULL.
-void reduce_into_every(const Comm& c, Request& r, const char* fn, ReduceIntoEvery start, const void* send, void* recv,
-                       int count, MPI_Datatype type, MPI_Op op, bool written) {
+void reduce_into_every(const Comm& c, Request& r, const ReduceIntoEvery& forms, const void* send, void* recv, int count,
+                       MPI_Datatype type, MPI_Op op, bool written) {
   const size_t bytes = bytes_of(count, type);
   check_not_in_place(recv, "recvbuf");
   const Reduction red = reduction_of(type, op);
   const bool touched = written || in_place(send);
-  if (touched) check_data(recv, bytes, type, "recvbuf");
+  if (touched) check_reduced(recv, bytes, red, "recvbuf");
   const void* from = in_place(send) ? recv : send;
-  check_data(from, bytes, type, "sendbuf");
+  check_reduced(from, bytes, red, "sendbuf");
   if (red.packed) {
     if (touched) recv = staged(r, r.packed_out, recv, type, whole(count), in_place(send), true);
     from = in_place(send) ? recv : staged(r, r.packed_in, send, type, whole(count), true, false);
   }
-  issue(r.hcomm, fn,
-        [&](hcomm_request_t* h) { return start(from, recv, count * red.scale, red.dtype, red.op, c.h, h); });
+  run(r, forms, from, recv, count * red.scale, red.dtype, red.op, c.h);
   keep_until_done(r, red.keep);
 }
 
 void allreduce(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
-  reduce_into_every(c, r, "hcomm_iallreduce", hcomm_iallreduce, send, recv, count, type, op, true);
+  reduce_into_every(c, r, HCOMM_MPI_FORMS(allreduce), send, recv, count, type, op, true);
 }
 
 void scan(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
-  reduce_into_every(c, r, "hcomm_iscan", hcomm_iscan, send, recv, count, type, op, true);
+  reduce_into_every(c, r, HCOMM_MPI_FORMS(scan), send, recv, count, type, op, true);
 }
 
 void exscan(const Comm& c, Request& r, const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) {
-  reduce_into_every(c, r, "hcomm_iexscan", hcomm_iexscan, send, recv, count, type, op, c.rank > 0);
+  reduce_into_every(c, r, HCOMM_MPI_FORMS(exscan), send, recv, count, type, op, c.rank > 0);
 }
 
 void allgather(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
@@ -199,8 +226,7 @@ void allgather(const Comm& c, Request& r, const void* send, int sendcount, MPI_D
   send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
   recv = staged(r, r.packed_out, recv, recvtype, whole(c.size * recvcount), in_place(send), true);
   const void* from = in_place(send) ? at(recv, c.rank * bytes) : send;
-  issue(r.hcomm, "hcomm_iallgather",
-        [&](hcomm_request_t* h) { return hcomm_iallgather(from, recv, bytes, HCOMM_UINT8, c.h, h); });
+  run(r, HCOMM_MPI_FORMS(allgather), from, recv, bytes, HCOMM_UINT8, c.h);
 }
 
 void allgatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
@@ -217,9 +243,7 @@ void allgatherv(const Comm& c, Request& r, const void* send, int sendcount, MPI_
   send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
   recv = staged(r, r.packed_out, recv, recvtype, blocks(recvcounts, displs, c), in_place(send), true);
   const void* from = in_place(send) ? at(recv, r.counts[offsets + c.rank]) : send;
-  issue(r.hcomm, "hcomm_iallgatherv", [&](hcomm_request_t* h) {
-    return hcomm_iallgatherv(from, recv, &r.counts[counts], &r.counts[offsets], HCOMM_UINT8, c.h, h);
-  });
+  run(r, HCOMM_MPI_FORMS(allgatherv), from, recv, &r.counts[counts], &r.counts[offsets], HCOMM_UINT8, c.h);
 }
 
 void gather(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
@@ -240,9 +264,7 @@ void gather(const Comm& c, Request& r, const void* send, int sendcount, MPI_Data
   if (!in_place(send)) check_data(send, bytes, sendtype, "sendbuf");
   send = staged(r, r.packed_in, send, sendtype, whole(sendcount), true, false);
   const void* from = in_place(send) ? at(recv, root * bytes) : send;
-  issue(r.hcomm, "hcomm_igather", [&](hcomm_request_t* h) {
-    return hcomm_igather(from, is_root ? recv : nullptr, bytes, HCOMM_UINT8, root, c.h, h);
-  });
+  run(r, HCOMM_MPI_FORMS(gather), from, is_root ? recv : nullptr, bytes, HCOMM_UINT8, root, c.h);
 }
 
 void scatter(const Comm& c, Request& r, const void* send, int sendcount, MPI_Datatype sendtype, void* recv,
@@ -263,9 +285,7 @@ void scatter(const Comm& c, Request& r, const void* send, int sendcount, MPI_Dat
   if (!in_place(recv)) check_data(recv, bytes, recvtype, "recvbuf");
   recv = staged(r, r.packed_out, recv, recvtype, whole(recvcount), false, true);
   void* into = in_place(recv) ? at(const_cast<void*>(send), root * bytes) : recv;
-  issue(r.hcomm, "hcomm_iscatter", [&](hcomm_request_t* h) {
-    return hcomm_iscatter(is_root ? send : nullptr, into, bytes, HCOMM_UINT8, root, c.h, h);
-  });
+  run(r, HCOMM_MPI_FORMS(scatter), is_root ? send : nullptr, into, bytes, HCOMM_UINT8, root, c.h);
 }
 
 // Gatherv and scatterv as alltoallv: the layouts of this rank's one-sided
@@ -283,10 +303,8 @@ Layouts zero_layouts(Request& r, const Comm& c) {
 void alltoallv_bytes(const Comm& c, Request& r, const void* send, void* recv, const Layouts& l) {
   const void* from = send ? send : &unused_send;
   void* into = recv ? recv : &unused_recv;
-  issue(r.hcomm, "hcomm_ialltoallv", [&](hcomm_request_t* h) {
-    return hcomm_ialltoallv(from, &r.counts[l.send_counts], &r.counts[l.send_displs], into, &r.counts[l.recv_counts],
-                            &r.counts[l.recv_displs], HCOMM_UINT8, c.h, h);
-  });
+  run(r, HCOMM_MPI_FORMS(alltoallv), from, &r.counts[l.send_counts], &r.counts[l.send_displs], into,
+      &r.counts[l.recv_counts], &r.counts[l.recv_displs], HCOMM_UINT8, c.h);
 }
 
 // The root's blocks of a gatherv (recvcounts) or scatterv (sendcounts) in
@@ -366,8 +384,7 @@ void alltoall(const Comm& c, Request& r, const void* send, int sendcount, MPI_Da
   send = staged(r, r.packed_in, send, sendtype, whole(c.size * sendcount), true, false);
   recv = staged(r, r.packed_out, recv, recvtype, whole(c.size * recvcount), in_place(send), true);
   const void* from = in_place(send) ? recv : send;
-  issue(r.hcomm, "hcomm_ialltoall",
-        [&](hcomm_request_t* h) { return hcomm_ialltoall(from, recv, bytes, HCOMM_UINT8, c.h, h); });
+  run(r, HCOMM_MPI_FORMS(alltoall), from, recv, bytes, HCOMM_UINT8, c.h);
 }
 
 void alltoallv(const Comm& c, Request& r, const void* send, const int* sendcounts, const int* sdispls,
@@ -388,10 +405,8 @@ void alltoallv(const Comm& c, Request& r, const void* send, const int* sendcount
   }
   recv = staged(r, r.packed_out, recv, recvtype, blocks(recvcounts, rdispls, c), in_place(send), true);
   const void* from = in_place(send) ? recv : send;
-  issue(r.hcomm, "hcomm_ialltoallv", [&](hcomm_request_t* h) {
-    return hcomm_ialltoallv(from, &r.counts[l.send_counts], &r.counts[l.send_displs], recv, &r.counts[l.recv_counts],
-                            &r.counts[l.recv_displs], HCOMM_UINT8, c.h, h);
-  });
+  run(r, HCOMM_MPI_FORMS(alltoallv), from, &r.counts[l.send_counts], &r.counts[l.send_displs], recv,
+      &r.counts[l.recv_counts], &r.counts[l.recv_displs], HCOMM_UINT8, c.h);
 }
 
 // One side of an alltoallw as HComm's alltoallv takes it, in bytes: block i
@@ -461,16 +476,14 @@ void alltoallw(const Comm& c, Request& r, const void* send, const int* sendcount
                const MPI_Datatype* sendtypes, void* recv, const int* recvcounts, const int* rdispls,
                const MPI_Datatype* recvtypes) {
   check_not_in_place(recv, "recvbuf");
-  const WSide in = in_place(send) ? WSide{}
-                                  : alltoallw_side(r, r.packed_in, c, "send", send, sendcounts, sdispls, sendtypes,
-                                                   true, false);
+  const WSide in = in_place(send)
+                       ? WSide{}
+                       : alltoallw_side(r, r.packed_in, c, "send", send, sendcounts, sdispls, sendtypes, true, false);
   const WSide out =
       alltoallw_side(r, r.packed_out, c, "recv", recv, recvcounts, rdispls, recvtypes, in_place(send), true);
   const WSide& from = in_place(send) ? out : in;
-  issue(r.hcomm, "hcomm_ialltoallv", [&](hcomm_request_t* h) {
-    return hcomm_ialltoallv(from.buf, &r.counts[from.counts], &r.counts[from.displs], out.buf, &r.counts[out.counts],
-                            &r.counts[out.displs], HCOMM_UINT8, c.h, h);
-  });
+  run(r, HCOMM_MPI_FORMS(alltoallv), from.buf, &r.counts[from.counts], &r.counts[from.displs], out.buf,
+      &r.counts[out.counts], &r.counts[out.displs], HCOMM_UINT8, c.h);
 }
 
 // Reduce-scatter with recvcounts (counts[i] for every i) in elements; in
@@ -489,7 +502,7 @@ void reduce_scatter_counts(const Comm& c, Request& r, const void* send, void* re
   const size_t mine = counts[c.rank] * element_bytes;
   void* into = recv;
   if (in_place(send)) {
-    check_data(recv, total * element_bytes, type, "recvbuf");
+    check_reduced(recv, total * element_bytes, red, "recvbuf");
     if (red.packed) {
       LayoutPtr l = layout_of(type);
       send = staged(r, r.packed_in, recv, type, whole(static_cast<int>(total)), true, false);
@@ -503,8 +516,8 @@ void reduce_scatter_counts(const Comm& c, Request& r, const void* send, void* re
       if (before && mine) r.then = [recv, into, mine] { std::memmove(recv, into, mine); };
     }
   } else {
-    check_data(send, total * element_bytes, type, "sendbuf");
-    check_data(recv, mine, type, "recvbuf");
+    check_reduced(send, total * element_bytes, red, "sendbuf");
+    check_reduced(recv, mine, red, "recvbuf");
     if (red.packed) {
       send = staged(r, r.packed_in, send, type, whole(static_cast<int>(total)), true, false);
       into = staged(r, r.packed_out, recv, type, whole(static_cast<int>(counts[c.rank])), false, true);
@@ -513,13 +526,9 @@ void reduce_scatter_counts(const Comm& c, Request& r, const void* send, void* re
   for (size_t n : counts) r.counts.push_back(n * red.scale);
   const bool equal = std::all_of(counts.begin(), counts.end(), [&](size_t n) { return n == counts[0]; });
   if (equal)
-    issue(r.hcomm, "hcomm_ireduce_scatter", [&](hcomm_request_t* h) {
-      return hcomm_ireduce_scatter(send, into, r.counts[0], red.dtype, red.op, c.h, h);
-    });
+    run(r, HCOMM_MPI_FORMS(reduce_scatter), send, into, r.counts[0], red.dtype, red.op, c.h);
   else
-    issue(r.hcomm, "hcomm_ireduce_scatter_v", [&](hcomm_request_t* h) {
-      return hcomm_ireduce_scatter_v(send, into, r.counts.data(), red.dtype, red.op, c.h, h);
-    });
+    run(r, HCOMM_MPI_FORMS(reduce_scatter_v), send, into, r.counts.data(), red.dtype, red.op, c.h);
   keep_until_done(r, red.keep);
 }
 

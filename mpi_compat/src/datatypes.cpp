@@ -1,8 +1,8 @@
 #include "mpi_compat/src/datatypes.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
-#include <map>
 
 #include "mpi_compat/src/state.hpp"
 
@@ -36,7 +36,7 @@ struct LongDoublePair {
   { h, #h, sizeof(c), sizeof(c), 0, d }
 #define PAIR(h, s, v) \
   { h, #h, sizeof(v) + sizeof(int), sizeof(s), kPair, kNoDtype }
-TypeInfo table[] = {
+constexpr TypeInfo table[] = {
     BASIC(MPI_CHAR, char, kNoDtype),
     {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1, kInteger, HCOMM_INT8},
     {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1, kInteger, HCOMM_UINT8},
@@ -105,11 +105,19 @@ TypeInfo table[] = {
 #undef BASIC
 #undef PAIR
 
-const TypeInfo* find_predefined(MPI_Datatype type) {
-  for (const TypeInfo& t : table)
-    if (t.handle == type) return &t;
-  return nullptr;
-}
+}  // namespace
+
+constexpr std::array<const TypeInfo*, kPredefinedSlots + 1> predefined_types = [] {
+  std::array<const TypeInfo*, kPredefinedSlots + 1> slots{};  // the last: no predefined handle
+  for (const TypeInfo& t : table) {
+    const size_t slot = predefined_slot(t.handle);
+    if (slot == kPredefinedSlots || slots[slot]) throw "a predefined type outside MPICH's handles, or two in one slot";
+    slots[slot] = &t;
+  }
+  return slots;
+}();
+
+namespace {
 
 // A predefined type's layout: one run, or for a pair with padding (struct
 // { value; int; }) the value and the int.
@@ -126,42 +134,34 @@ Layout predefined_layout(const TypeInfo& t) {
     l.runs = {{0, value}, {static_cast<MPI_Aint>((value + 3) / 4 * 4), sizeof(int)}};
     l.align = std::max(value, sizeof(int));
   }
+  if (t.category == kPair) {  // a value and an int (MPI_FLOAT_INT, ...), or two halves (MPI_2INT, ...)
+    const size_t value = predefined_slot(t.handle) >= 256 ? t.size - sizeof(int) : t.size / 2;
+    add_basics(l.basics, value, 1);
+    add_basics(l.basics, t.size - value, 1);
+  } else {
+    add_basics(l.basics, t.size, 1);
+  }
   return l;
 }
 
 }  // namespace
 
-const TypeInfo& type_of(MPI_Datatype type, const char* argument) {
-  if (const TypeInfo* t = find_predefined(type)) return *t;
+const TypeInfo& derived_type_of(MPI_Datatype type, const char* argument) {
   if (const TypeInfo* t = derived_type_info(type, argument)) return *t;
   if (type == MPI_DATATYPE_NULL) fail(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", argument);
   fail(MPI_ERR_TYPE, "%s 0x%x is no datatype (never made, or freed)", argument, static_cast<unsigned>(type));
 }
 
-size_t bytes_of(int count, MPI_Datatype type, const char* argument) {
-  if (count < 0) fail(MPI_ERR_COUNT, "%s is %d, below 0", argument, count);
-  return static_cast<size_t>(count) * type_of(type).size;
-}
-
 LayoutPtr layout_of(MPI_Datatype type, const char* argument) {
-  static std::map<MPI_Datatype, LayoutPtr> predefined;
+  static std::array<LayoutPtr, kPredefinedSlots> predefined;
   if (const TypeInfo* t = find_predefined(type)) {
-    LayoutPtr& l = predefined[type];
+    LayoutPtr& l = predefined[predefined_slot(type)];
     if (!l) l = std::make_shared<const Layout>(predefined_layout(*t));
     return l;
   }
   if (LayoutPtr l = derived_layout(type)) return l;
   if (type == MPI_DATATYPE_NULL) fail(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", argument);
   fail(MPI_ERR_TYPE, "%s 0x%x is no datatype (never made, or freed)", argument, static_cast<unsigned>(type));
-}
-
-bool is_dense(MPI_Datatype type) {
-  const TypeInfo* t = find_predefined(type);
-  return t ? t->size == t->extent : layout_of(type)->dense();
-}
-
-void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument) {
-  if (is_dense(type)) check_buffer(buf, bytes, argument);
 }
 
 void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned char* out) {
@@ -173,6 +173,43 @@ void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned
       out += run.bytes;
     }
   }
+}
+
+void add_basics(std::vector<Layout::Basics>& basics, size_t bytes, size_t n) {
+  if (!n) return;
+  if (!basics.empty() && basics.back().bytes == bytes)
+    basics.back().count += n;
+  else
+    basics.push_back({bytes, n});
+}
+
+MPI_Count basic_elements(const Layout& l, MPI_Count bytes) {
+  if (l.size == 0) return 0;
+  MPI_Count per_element = 0;
+  for (const Layout::Basics& b : l.basics) per_element += static_cast<MPI_Count>(b.count);
+  MPI_Count n = bytes / static_cast<MPI_Count>(l.size) * per_element;
+  size_t rest = static_cast<size_t>(bytes % static_cast<MPI_Count>(l.size));
+  for (const Layout::Basics& b : l.basics) {
+    const size_t whole = std::min(rest / b.bytes, b.count);
+    n += static_cast<MPI_Count>(whole);
+    rest -= whole * b.bytes;
+    if (whole < b.count) break;
+  }
+  return rest ? MPI_UNDEFINED : n;
+}
+
+MPI_Count basic_elements_bytes(const Layout& l, MPI_Count count) {
+  MPI_Count per_element = 0;
+  for (const Layout::Basics& b : l.basics) per_element += static_cast<MPI_Count>(b.count);
+  if (per_element == 0) return 0;
+  MPI_Count bytes = count / per_element * static_cast<MPI_Count>(l.size);
+  size_t rest = static_cast<size_t>(count % per_element);
+  for (const Layout::Basics& b : l.basics) {
+    const size_t n = std::min(rest, b.count);
+    bytes += static_cast<MPI_Count>(n * b.bytes);
+    rest -= n;
+  }
+  return bytes;
 }
 
 void unpack(const unsigned char* in, size_t first, size_t count, size_t bytes, const Layout& l, void* buf) {

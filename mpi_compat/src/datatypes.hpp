@@ -6,9 +6,12 @@
 #include <hcomm/hcomm.h>
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <vector>
+
+#include "mpi_compat/src/state.hpp"
 
 namespace hcomm::mpi {
 
@@ -42,6 +45,13 @@ struct Layout {
     size_t bytes;
   };
   std::vector<Run> runs;
+  // Its basic elements in typemap order, in runs of one size: the bytes of
+  // each and how many (MPI_Get_elements counts them). A pair type holds two.
+  struct Basics {
+    size_t bytes;
+    size_t count;
+  };
+  std::vector<Basics> basics;
   size_t size = 0;
   MPI_Aint lb = 0, extent = 0;            // MPI_Type_get_extent
   MPI_Aint true_lb = 0, true_extent = 0;  // MPI_Type_get_true_extent
@@ -54,13 +64,38 @@ struct Layout {
 };
 using LayoutPtr = std::shared_ptr<const Layout>;
 
+// The predefined types by handle (datatypes.cpp), looked up inline, as every
+// call looks up its types: MPICH's basic types are 0x4c00SSII (SS their
+// size, II an index of their own), its pair types 0x8c000000..0x8c000004.
+constexpr size_t kPredefinedSlots = 256 + 5;
+constexpr size_t predefined_slot(MPI_Datatype type) {
+  const auto h = static_cast<unsigned>(type);
+  if ((h & 0xffff0000u) == 0x4c000000u) return h & 0xffu;
+  if (h - 0x8c000000u < 5) return 256 + (h - 0x8c000000u);
+  return kPredefinedSlots;
+}
+extern const std::array<const TypeInfo*, kPredefinedSlots + 1> predefined_types;  // the last: none
+// A predefined type (a basic or a pair type), or null.
+inline const TypeInfo* find_predefined(MPI_Datatype type) {
+  const TypeInfo* t = predefined_types[predefined_slot(type)];
+  return t && t->handle == type ? t : nullptr;
+}
+
+// A committed derived type's TypeInfo, or MPI_ERR_TYPE naming the argument.
+const TypeInfo& derived_type_of(MPI_Datatype type, const char* argument);
 // The type behind a handle for communication (predefined, or derived and
 // committed), or MPI_ERR_TYPE naming the argument. A derived type's size is
 // its packed bytes.
-const TypeInfo& type_of(MPI_Datatype type, const char* argument = "datatype");
+inline const TypeInfo& type_of(MPI_Datatype type, const char* argument = "datatype") {
+  const TypeInfo* t = find_predefined(type);
+  return t ? *t : derived_type_of(type, argument);
+}
 // count elements of type in bytes as they move (packed); MPI_ERR_COUNT for a
 // negative count.
-size_t bytes_of(int count, MPI_Datatype type, const char* argument = "count");
+inline size_t bytes_of(int count, MPI_Datatype type, const char* argument = "count") {
+  if (count < 0) fail(MPI_ERR_COUNT, "%s is %d, below 0", argument, count);
+  return static_cast<size_t>(count) * type_of(type).size;
+}
 // The layout of any valid type, committed or not; MPI_ERR_TYPE otherwise.
 LayoutPtr layout_of(MPI_Datatype type, const char* argument = "datatype");
 // A committed derived type's TypeInfo, or null for any other handle (derived.cpp).
@@ -68,14 +103,29 @@ const TypeInfo* derived_type_info(MPI_Datatype type, const char* argument);
 // A derived type's layout, committed or not, or null (derived.cpp).
 LayoutPtr derived_layout(MPI_Datatype type);
 // Whether count elements of type lie packed in memory, so HComm can move them in place.
-bool is_dense(MPI_Datatype type);
+inline bool is_dense(MPI_Datatype type) {
+  const TypeInfo* t = find_predefined(type);
+  return t ? t->size == t->extent : layout_of(type)->dense();
+}
 // MPI_ERR_BUFFER for a NULL buffer of a dense type that should hold bytes;
 // another type's buffer may be MPI_BOTTOM (NULL), its displacements absolute.
-void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument);
+inline void check_data(const void* buf, size_t bytes, MPI_Datatype type, const char* argument) {
+  if (is_dense(type)) check_buffer(buf, bytes, argument);
+}
 // Elements [first, first + count) of a buffer of layout l: packed into out
 // (at first * size), or unpacked from in, of which only `bytes` are there
 // (a message may end inside an element).
 void pack(const void* buf, size_t first, size_t count, const Layout& l, unsigned char* out);
+// Appends n basic elements of `bytes` each to basics (merged with a run of
+// that size before them).
+void add_basics(std::vector<Layout::Basics>& basics, size_t bytes, size_t n);
+// The basic elements in `bytes` of a message of elements of layout l: those
+// of its whole elements and the whole basic elements of a partial one;
+// MPI_UNDEFINED where the bytes end inside a basic element.
+MPI_Count basic_elements(const Layout& l, MPI_Count bytes);
+// The bytes of the first `count` basic elements of a message of layout l
+// (what MPI_Status_set_elements records).
+MPI_Count basic_elements_bytes(const Layout& l, MPI_Count count);
 void unpack(const unsigned char* in, size_t first, size_t count, size_t bytes, const Layout& l, void* buf);
 const char* op_name(MPI_Op op);
 // How HComm reduces elements of type with op (ops.cpp): the HComm dtype and

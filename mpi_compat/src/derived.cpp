@@ -69,6 +69,11 @@ Layout build(const std::vector<Block>& blocks, bool pad) {
     for (size_t j = 0; j < b.n; ++j)
       for (const Layout::Run& run : t.runs)
         add_run(l.runs, b.disp + static_cast<MPI_Aint>(j) * t.extent + run.offset, run.bytes);
+    if (t.basics.size() == 1)
+      add_basics(l.basics, t.basics[0].bytes, b.n * t.basics[0].count);
+    else
+      for (size_t j = 0; j < b.n; ++j)
+        for (const Layout::Basics& e : t.basics) add_basics(l.basics, e.bytes, e.count);
     const MPI_Aint last = static_cast<MPI_Aint>(b.n - 1) * t.extent;
     const MPI_Aint lo = b.disp + std::min<MPI_Aint>(0, last), hi = b.disp + std::max<MPI_Aint>(0, last);
     l.lb = any ? std::min(l.lb, lo + t.lb) : lo + t.lb;

@@ -92,11 +92,17 @@ int new_error_code(const Error& e) {
 
 // An error's text, from the ring while it is still there.
 std::string error_text(int code) {
-  const int error_class = code & ((1 << kClassBits) - 1), slot = code >> kClassBits;
+  const int error_class = class_of(code), slot = code >> kClassBits;
   std::string text = std::string(class_text(error_class));
   if (slot > 0 && slot < kSlots && !error_texts[slot].empty()) text += ": " + error_texts[slot];
   return text;
 }
+
+}  // namespace
+
+int class_of(int code) { return code & ((1 << kClassBits) - 1); }
+
+namespace {
 
 int world_rank() {
   auto it = state().comms.find(MPI_COMM_WORLD);
@@ -204,10 +210,7 @@ std::string checked_key(const char* key) {
 
 }  // namespace
 
-State& state() {
-  static State s;
-  return s;
-}
+State the_state;
 
 void fail(int error_class, const char* format, ...) {
   char text[MPI_MAX_ERROR_STRING];
@@ -218,8 +221,7 @@ void fail(int error_class, const char* format, ...) {
   throw Error{error_class, text};
 }
 
-void check(hcomm_result_t result, const char* fn) {
-  if (result == HCOMM_SUCCESS) return;
+void fail_hcomm(hcomm_result_t result, const char* fn) {
   int error_class = MPI_ERR_OTHER;
   if (result == HCOMM_ERR_INVALID_ARGUMENT) error_class = MPI_ERR_ARG;
   if (result == HCOMM_ERR_UNSUPPORTED) error_class = MPI_ERR_UNSUPPORTED_OPERATION;
@@ -230,10 +232,6 @@ void check(hcomm_result_t result, const char* fn) {
 
 void check_out(const void* p, const char* argument) {
   if (!p) fail(MPI_ERR_ARG, "%s is NULL", argument);
-}
-
-void check_buffer(const void* buf, size_t bytes, const char* argument) {
-  if (!buf && bytes) fail(MPI_ERR_BUFFER, "%s is NULL but its count is not 0", argument);
 }
 
 void require_initialized(const char* fn) {
@@ -457,7 +455,7 @@ HCOMM_MPI_API int PMPI_Error_class(int errorcode, int* errorclass) {
   return call("MPI_Error_class", MPI_COMM_WORLD, [&] {
     check_out(errorclass, "errorclass");
     if (errorcode < 0) fail(MPI_ERR_ARG, "errorcode %d is no MPI error code", errorcode);
-    *errorclass = errorcode & ((1 << kClassBits) - 1);
+    *errorclass = class_of(errorcode);
   });
 }
 HCOMM_MPI_ALIAS(Error_class)

@@ -34,7 +34,8 @@ struct OpInfo {
   hcomm_op_t hcomm;  // HCOMM_NUM_OPS: HComm has none
 };
 constexpr int kNumeric = kInteger | kFortranInteger | kFloating;
-const OpInfo ops[] = {
+// In handle order: MPICH's predefined ops are 0x58000001 onwards.
+constexpr OpInfo ops[] = {
     {MPI_MAX, "MPI_MAX", kNumeric, HCOMM_MAX},
     {MPI_MIN, "MPI_MIN", kNumeric, HCOMM_MIN},
     {MPI_SUM, "MPI_SUM", kNumeric | kComplex, HCOMM_SUM},
@@ -51,10 +52,15 @@ const OpInfo ops[] = {
     {MPI_NO_OP, "MPI_NO_OP", kNone, HCOMM_NUM_OPS},
 };
 
+static_assert([] {
+  for (size_t i = 0; i < std::size(ops); ++i)
+    if (static_cast<unsigned>(ops[i].handle) != 0x58000001u + i) return false;
+  return true;
+}());
+
 const OpInfo* find_op(MPI_Op op) {
-  for (const OpInfo& o : ops)
-    if (o.handle == op) return &o;
-  return nullptr;
+  const size_t i = static_cast<unsigned>(op) - 0x58000001u;
+  return i < std::size(ops) ? &ops[i] : nullptr;
 }
 
 // ---- Kernels: inout[i] = in[i] op inout[i] over packed elements, read and
@@ -509,29 +515,31 @@ const char* op_name(MPI_Op op) {
 }
 
 Reduction reduction_of(MPI_Datatype type, MPI_Op op) {
-  const TypeInfo& t = type_of(type);
-  if (const UserOp* u = find_user_op(op)) return user_reduction(*u, type, t);
+  const TypeInfo* predefined = find_predefined(type);
+  const TypeInfo& t = predefined ? *predefined : derived_type_of(type, "datatype");
   const OpInfo* o = find_op(op);
   if (!o) {
+    if (const UserOp* u = find_user_op(op)) return user_reduction(*u, type, t);
     if (op == MPI_OP_NULL) fail(MPI_ERR_OP, "op is MPI_OP_NULL");
     fail(MPI_ERR_OP, "op 0x%x is no operation (never made by MPI_Op_create, or freed)", static_cast<unsigned>(op));
   }
-  const LayoutPtr l = layout_of(type);
-  const bool packed = !is_dense(type);
   if (t.size == 0) return {.dtype = HCOMM_UINT8, .op = o->hcomm == HCOMM_NUM_OPS ? HCOMM_SUM : o->hcomm, .scale = 0};
-  if (l->basic == MPI_DATATYPE_NULL)
+  // A predefined type is its own basic type; a derived one's is its layout's.
+  const MPI_Datatype basic = predefined ? type : layout_of(type)->basic;
+  const bool packed = predefined ? t.size != t.extent : !is_dense(type);
+  if (basic == MPI_DATATYPE_NULL)
     fail(MPI_ERR_OP,
          "%s on a derived datatype of several basic types: MPI defines predefined ops on derived types "
          "of one basic type only",
          o->name);
-  const TypeInfo& b = type_of(l->basic);
-  const char* of = l->basic == type ? "" : " (the basic type of the derived datatype)";
+  const TypeInfo& b = predefined ? t : type_of(basic);
+  const char* of = predefined ? "" : " (the basic type of the derived datatype)";
   if (!(o->categories & b.category))
     fail(MPI_ERR_OP, "%s is not defined on %s%s (MPI 3.1 section 5.9.2)", o->name, b.name, of);
-  const size_t scale = t.size / b.size;
+  const size_t scale = predefined ? 1 : t.size / b.size;
   if (o->hcomm != HCOMM_NUM_OPS && b.reduce != HCOMM_NUM_DTYPES)
     return {.dtype = b.reduce, .op = o->hcomm, .scale = scale, .packed = packed};
-  const Kernel kernel = kernel_of(scalar_of(l->basic), op);
+  const Kernel kernel = kernel_of(scalar_of(basic), op);
   if (!kernel) fail(MPI_ERR_UNSUPPORTED_OPERATION, "%s on %s%s is not implemented in this build", o->name, b.name, of);
   return {.dtype = HCOMM_DTYPE_OPAQUE(b.size), .op = kernel_op(kernel), .scale = scale, .packed = packed};
 }

@@ -1,11 +1,13 @@
 // Request handles and their completion: wait, test (one, all, any, some),
-// free, cancel, persistent requests' start, and the status a request leaves.
+// free, cancel, persistent requests' start, and the status a request leaves:
+// what it says (MPI_Get_count, MPI_Get_elements) and what sets it.
 #include "mpi_compat/src/requests.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <optional>
 #include <utility>
 
@@ -29,6 +31,41 @@ Request& request_of(MPI_Request handle) {
 // An inactive persistent request counts as MPI_REQUEST_NULL in completions.
 bool active(MPI_Request handle) { return handle != MPI_REQUEST_NULL && request_of(handle).active; }
 
+// Requests MPI_Request_free let go of before MPI_Grequest_complete: that
+// call frees them (free_fn), by the handle their user kept.
+std::map<MPI_Request, std::unique_ptr<Request>> freed_generalized;
+
+// The class of an error code a generalized request's callback returned.
+int callback_class(int rc) { return class_of(rc) ? class_of(rc) : MPI_ERR_OTHER; }
+
+// A generalized request's callback returned rc: unless MPI_SUCCESS, r's
+// error, where it has none yet (the first failing callback's, as MPICH has it).
+void callback_result(Request& r, int rc, const char* callback) {
+  if (rc == MPI_SUCCESS || r.error_class != MPI_SUCCESS) return;
+  r.error_class = callback_class(rc);
+  r.error_text = std::string(callback) + " of the generalized request returned error code " + std::to_string(rc);
+}
+
+// A complete generalized request's status, as its query_fn fills it (each
+// call that reports the status asks anew).
+void query(Request& r) {
+  r.status = {};
+  r.error_class = MPI_SUCCESS;
+  callback_result(r, r.generalized->query_fn(r.generalized->extra_state, &r.status), "query_fn");
+}
+
+// Frees a complete generalized request's user state (free_fn).
+void free_generalized(Request& r) { callback_result(r, r.generalized->free_fn(r.generalized->extra_state), "free_fn"); }
+
+// Finishes a complete generalized request whose handle is going: query_fn
+// fills status, then free_fn frees its state (MPI 3.1 section 12.2).
+void finish_generalized(Request& r, MPI_Status* status) {
+  complete(r);
+  query(r);
+  free_generalized(r);
+  report(r, status);
+}
+
 // Waits for one request handle and frees it (a persistent one becomes
 // inactive); MPI_REQUEST_NULL and inactive ones are done.
 void wait_handle(MPI_Request* request, MPI_Status* status, const char* fn) {
@@ -40,9 +77,13 @@ void wait_handle(MPI_Request* request, MPI_Status* status, const char* fn) {
     wait_request(r, status, fn);
     return;
   }
+  if (Request& g = *it->second; g.generalized)  // MPI_Grequest_complete finds it by its handle meanwhile
+    poll_until(
+        fn, [&] { return is_done(g, fn); }, true);
   std::unique_ptr<Request> r = std::move(it->second);
   requests.erase(it);
   *request = MPI_REQUEST_NULL;
+  if (r->generalized) return finish_generalized(*r, status);
   wait_request(*r, status, fn);
 }
 
@@ -80,6 +121,13 @@ bool check_requests(int count, const MPI_Request* array, const char* argument) {
   for (int i = 0; i < count; ++i)
     if (array[i] != MPI_REQUEST_NULL) any = request_of(array[i]).active || any;
   return any;
+}
+
+// Whether an active one of the requests is generalized (a wait for them has no time limit).
+bool any_generalized(int count, const MPI_Request* array) {
+  for (int i = 0; i < count; ++i)
+    if (active(array[i]) && request_of(array[i]).generalized) return true;
+  return false;
 }
 
 // The index of the first active request that is done, or MPI_UNDEFINED.
@@ -212,6 +260,7 @@ int persistent(const char* fn, MPI_Comm comm, MPI_Request* request, const std::f
 }
 
 bool is_done(Request& r, const char* fn) {
+  if (r.generalized) return r.generalized->complete.load(std::memory_order_acquire);
   bool done = true;
   for (size_t i = 0; i < r.hcomm.size(); ++i) done = test_one(r, i, fn) && done;
   return done;
@@ -259,7 +308,7 @@ bool complete_freed(const char* fn, bool wait) {
 
 bool others_pending(MPI_Comm comm) {
   bool any = false;
-  for_each_pending([&](const Request& r) { any = any || r.comm != comm; });
+  for_each_pending([&](const Request& r) { any = any || (r.comm != comm && !r.generalized); });
   return any;
 }
 
@@ -287,7 +336,7 @@ bool progress() {
   return complete_freed("a freed MPI request", false) || moved;
 }
 
-void poll_until(const char* fn, const std::function<bool()>& done) {
+void poll_until(const char* fn, const std::function<bool()>& done, bool patient) {
   using Clock = std::chrono::steady_clock;
   const auto patience = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(state().timeout_s));
   auto deadline = Clock::now() + patience;
@@ -298,7 +347,7 @@ void poll_until(const char* fn, const std::function<bool()>& done) {
       deadline = Clock::now() + patience;
     } else {
       sched_yield();
-      if (round % 1024 == 0 && Clock::now() > deadline)
+      if (!patient && round % 1024 == 0 && Clock::now() > deadline)
         fail(MPI_ERR_OTHER, "%s: no message moved for %g s (HCOMM_TIMEOUT); a peer is missing its side", fn,
              state().timeout_s);
     }
@@ -318,9 +367,10 @@ void wait_request(Request& r, MPI_Status* status, const char* fn) {
   try {
     if (is_done(r, fn)) {
       // finished already
-    } else if (others_pending(r.comm)) {
+    } else if (r.generalized || others_pending(r.comm)) {
       // Their communicators move only while calls on them run: poll them all.
-      poll_until(fn, [&] { return is_done(r, fn); });
+      poll_until(
+          fn, [&] { return is_done(r, fn); }, r.generalized != nullptr);
     } else {
       for (size_t i = 0; i < r.hcomm.size(); ++i) {
         hcomm_request_t& h = r.hcomm[i];
@@ -380,10 +430,13 @@ HCOMM_MPI_API int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* 
     check_out(indx, "indx");
     *indx = MPI_UNDEFINED;
     if (!check_requests(count, array_of_requests, "array_of_requests")) return empty_status(status);
-    poll_until("MPI_Waitany", [&] {
-      *indx = first_done(count, array_of_requests, "MPI_Waitany");
-      return *indx != MPI_UNDEFINED;
-    });
+    poll_until(
+        "MPI_Waitany",
+        [&] {
+          *indx = first_done(count, array_of_requests, "MPI_Waitany");
+          return *indx != MPI_UNDEFINED;
+        },
+        any_generalized(count, array_of_requests));
     wait_handle(&array_of_requests[*indx], status, "MPI_Waitany");
   });
 }
@@ -397,7 +450,9 @@ HCOMM_MPI_API int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], in
     *outcount = MPI_UNDEFINED;
     if (!check_requests(incount, array_of_requests, "array_of_requests")) return;
     check_out(array_of_indices, "array_of_indices");
-    poll_until("MPI_Waitsome", [&] { return first_done(incount, array_of_requests, "MPI_Waitsome") != MPI_UNDEFINED; });
+    poll_until(
+        "MPI_Waitsome", [&] { return first_done(incount, array_of_requests, "MPI_Waitsome") != MPI_UNDEFINED; },
+        any_generalized(incount, array_of_requests));
     take_done(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, "MPI_Waitsome");
   });
 }
@@ -472,9 +527,17 @@ HCOMM_MPI_API int PMPI_Request_free(MPI_Request* request) {
     if (*request == MPI_REQUEST_NULL) fail(MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
     request_of(*request);
     auto it = requests.find(*request);
-    if (it->second->active) add_freed(std::move(it->second));
+    std::unique_ptr<Request> r = std::move(it->second);
     requests.erase(it);
-    *request = MPI_REQUEST_NULL;
+    const MPI_Request handle = std::exchange(*request, MPI_REQUEST_NULL);
+    if (r->generalized && !is_done(*r, "MPI_Request_free")) {
+      freed_generalized[handle] = std::move(r);  // MPI_Grequest_complete frees it
+    } else if (r->generalized) {
+      free_generalized(*r);
+      report(*r, MPI_STATUS_IGNORE);
+    } else if (r->active) {
+      add_freed(std::move(r));
+    }
     progress();
   });
 }
@@ -491,6 +554,11 @@ HCOMM_MPI_API int PMPI_Cancel(MPI_Request* request) {
     Request& r = request_of(*request);
     if (!r.active) fail(MPI_ERR_REQUEST, "the persistent request is inactive (MPI_Start starts it)");
     if (r.receive && !r.hcomm.empty() && r.hcomm[0]) check(hcomm_cancel(r.hcomm[0]), "hcomm_cancel");
+    if (r.generalized) {
+      const int rc = r.generalized->cancel_fn(r.generalized->extra_state, is_done(r, "MPI_Cancel"));
+      if (rc != MPI_SUCCESS)
+        fail(callback_class(rc), "cancel_fn of the generalized request returned error code %d", rc);
+    }
   });
 }
 HCOMM_MPI_ALIAS(Cancel)
@@ -541,6 +609,7 @@ HCOMM_MPI_API int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_St
     *flag = test_request(r, "MPI_Request_get_status");
     if (!*flag) return;
     complete(r);
+    if (r.generalized) query(r);
     report(r, status);
   });
 }
@@ -556,3 +625,96 @@ HCOMM_MPI_API int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype
   });
 }
 HCOMM_MPI_ALIAS(Get_count)
+
+namespace {
+
+// The basic elements a status's bytes hold in elements of datatype.
+MPI_Count elements_of(const MPI_Status* status, MPI_Datatype datatype, const void* count) {
+  if (!status || status == MPI_STATUS_IGNORE) fail(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+  if (!count) fail(MPI_ERR_ARG, "count is NULL");
+  type_of(datatype);
+  return basic_elements(*layout_of(datatype), count_of(*status));
+}
+
+// Records in status the bytes of `count` basic elements in elements of datatype.
+void set_elements(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  if (!status || status == MPI_STATUS_IGNORE) fail(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+  if (count < 0) fail(MPI_ERR_COUNT, "count is %ld, below 0", static_cast<long>(count));
+  type_of(datatype);
+  set_count(*status, basic_elements_bytes(*layout_of(datatype), count));
+}
+
+}  // namespace
+
+HCOMM_MPI_API int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return call("MPI_Get_elements", MPI_COMM_WORLD, [&] {
+    const MPI_Count n = elements_of(status, datatype, count);
+    *count = n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n);
+  });
+}
+HCOMM_MPI_ALIAS(Get_elements)
+
+HCOMM_MPI_API int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  return call("MPI_Get_elements_x", MPI_COMM_WORLD, [&] { *count = elements_of(status, datatype, count); });
+}
+HCOMM_MPI_ALIAS(Get_elements_x)
+
+HCOMM_MPI_API int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  return call("MPI_Status_set_elements", MPI_COMM_WORLD, [&] { set_elements(status, datatype, count); });
+}
+HCOMM_MPI_ALIAS(Status_set_elements)
+
+HCOMM_MPI_API int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  return call("MPI_Status_set_elements_x", MPI_COMM_WORLD, [&] { set_elements(status, datatype, count); });
+}
+HCOMM_MPI_ALIAS(Status_set_elements_x)
+
+// Generalized requests (MPI 3.1 section 12.2): requests whose operation is
+// the user's; MPI_Grequest_complete marks one done. The completion calls
+// treat them as any request; the one that frees a request calls its
+// query_fn, then its free_fn, MPI_Request_get_status its query_fn alone.
+HCOMM_MPI_API int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                                      MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                                      MPI_Request* request) {
+  return call("MPI_Grequest_start", MPI_COMM_WORLD, [&] {
+    require_initialized("MPI_Grequest_start");
+    if (!query_fn || !free_fn || !cancel_fn)
+      fail(MPI_ERR_ARG, "%s is NULL: pass a function (one that does nothing and returns MPI_SUCCESS will do)",
+           !query_fn  ? "query_fn"
+           : !free_fn ? "free_fn"
+                      : "cancel_fn");
+    check_out(request, "request");
+    auto r = std::make_unique<Request>();
+    r->comm = MPI_COMM_WORLD;
+    r->generalized.reset(new Generalized{query_fn, free_fn, cancel_fn, extra_state});
+    *request = add_request(std::move(r));
+  });
+}
+HCOMM_MPI_ALIAS(Grequest_start)
+
+// Only marks the request (free_fn runs here where MPI_Request_free came first).
+HCOMM_MPI_API int PMPI_Grequest_complete(MPI_Request request) {
+  return call("MPI_Grequest_complete", MPI_COMM_WORLD, [&] {
+    require_initialized("MPI_Grequest_complete");
+    if (auto it = freed_generalized.find(request); it != freed_generalized.end()) {
+      std::unique_ptr<Request> r = std::move(it->second);
+      freed_generalized.erase(it);
+      free_generalized(*r);
+      return report(*r, MPI_STATUS_IGNORE);
+    }
+    if (request == MPI_REQUEST_NULL) fail(MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
+    Generalized* g = request_of(request).generalized.get();
+    if (!g) fail(MPI_ERR_REQUEST, "0x%x is no generalized request (MPI_Grequest_start)", request);
+    if (g->complete.exchange(true, std::memory_order_acq_rel))
+      fail(MPI_ERR_REQUEST, "the generalized request 0x%x is complete already", request);
+  });
+}
+HCOMM_MPI_ALIAS(Grequest_complete)
+
+HCOMM_MPI_API int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  return call("MPI_Status_set_cancelled", MPI_COMM_WORLD, [&] {
+    if (!status || status == MPI_STATUS_IGNORE) fail(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+    set_cancelled(*status, flag != 0);
+  });
+}
+HCOMM_MPI_ALIAS(Status_set_cancelled)

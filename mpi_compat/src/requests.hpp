@@ -3,6 +3,7 @@
 // calls (wait, test, free, cancel, start); p2p.cpp starts sends and receives.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,12 +14,26 @@
 
 namespace hcomm::mpi {
 
+// A generalized request's side (MPI_Grequest_start): the user's functions
+// and state, and whether MPI_Grequest_complete marked it done (a flag that
+// another thread of the user's may set while a wait polls it).
+struct Generalized {
+  MPI_Grequest_query_function* query_fn;
+  MPI_Grequest_free_function* free_fn;
+  MPI_Grequest_cancel_function* cancel_fn;
+  void* extra_state;
+  std::atomic<bool> complete{false};
+};
+
 struct Request {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<hcomm_request_t> hcomm;  // to finish, in any order; null once done
   std::function<void()> then;          // once they are done: a copy into place, a release
   MPI_Status status{};                 // what a receive got
   bool completed = false;              // hcomm finished and `then` run
+  // A blocking collective's: HComm's blocking form runs at once, and leaves
+  // nothing in `hcomm` to finish.
+  bool blocking = false;
   // A receive: hcomm[0] is HComm's receive, whose status fills `status`.
   bool receive = false;
   size_t room = 0;                    // a receive's bytes
@@ -34,6 +49,8 @@ struct Request {
   // each round (MPI_Start); `active` while a round runs.
   std::function<void(Request&)> start;
   bool active = true;
+  // A generalized request: no HComm request; done once its user says so.
+  std::unique_ptr<Generalized> generalized;
 };
 
 // Starts an HComm operation by post(&request) (an hcomm_i* call) into `into`.

@@ -29,12 +29,19 @@ struct Error {
   std::string text;
 };
 [[noreturn]] void fail(int error_class, const char* format, ...) __attribute__((format(printf, 2, 3)));
+// The class of an error code (its low bits).
+int class_of(int code);
 // An HComm call's failure as an MPI error, with HComm's text.
-void check(hcomm_result_t result, const char* fn);
+[[noreturn]] void fail_hcomm(hcomm_result_t result, const char* fn);
+inline void check(hcomm_result_t result, const char* fn) {
+  if (result != HCOMM_SUCCESS) fail_hcomm(result, fn);
+}
 // MPI_ERR_ARG for an output argument that is NULL.
 void check_out(const void* p, const char* argument);
 // MPI_ERR_BUFFER for a NULL buffer that should hold bytes.
-void check_buffer(const void* buf, size_t bytes, const char* argument);
+inline void check_buffer(const void* buf, size_t bytes, const char* argument) {
+  if (!buf && bytes) fail(MPI_ERR_BUFFER, "%s is NULL but its count is not 0", argument);
+}
 
 // A communicator: HComm's, its members in world ranks (for MPI_Comm_compare)
 // and its error handler.
@@ -54,7 +61,8 @@ struct State {
   int next_comm = 0;
   double timeout_s = 300;  // HCOMM_TIMEOUT: how long a wait in this layer may see no progress
 };
-State& state();
+extern State the_state;
+inline State& state() { return the_state; }
 
 // The communicator behind a handle, or MPI_ERR_COMM; MPI_ERR_OTHER before
 // MPI_Init or after MPI_Finalize.
@@ -95,8 +103,9 @@ bool progress();
 // after HCOMM_TIMEOUT seconds without progress.
 void wait_hcomm(hcomm_request_t& request, const char* fn);
 // Moves the layer's progress until done() says so, failing after
-// HCOMM_TIMEOUT seconds in which nothing moved.
-void poll_until(const char* fn, const std::function<bool()>& done);
+// HCOMM_TIMEOUT seconds in which nothing moved; without a limit where
+// `patient` (a generalized request, which its user completes whenever).
+void poll_until(const char* fn, const std::function<bool()>& done, bool patient = false);
 // Tests an HComm request; null is done (and stays null).
 bool test_hcomm(hcomm_request_t& request, const char* fn);
 

@@ -558,16 +558,6 @@ HCOMM_MPI_API int PMPI_Get_accumulate([[maybe_unused]] const void* origin_addr, 
   return unsupported("MPI_Get_accumulate", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Get_accumulate)
-HCOMM_MPI_API int PMPI_Get_elements([[maybe_unused]] const MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype,
-                                    [[maybe_unused]] int* count) {
-  return unsupported("MPI_Get_elements", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Get_elements)
-HCOMM_MPI_API int PMPI_Get_elements_x([[maybe_unused]] const MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype,
-                                      [[maybe_unused]] MPI_Count* count) {
-  return unsupported("MPI_Get_elements_x", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Get_elements_x)
 HCOMM_MPI_API int PMPI_Graph_create(MPI_Comm comm_old, [[maybe_unused]] int nnodes, [[maybe_unused]] const int* indx,
                                     [[maybe_unused]] const int* edges, [[maybe_unused]] int reorder,
                                     [[maybe_unused]] MPI_Comm* comm_graph) {
@@ -598,17 +588,6 @@ HCOMM_MPI_API int PMPI_Graphdims_get(MPI_Comm comm, [[maybe_unused]] int* nnodes
   return unsupported("MPI_Graphdims_get", comm);
 }
 HCOMM_MPI_ALIAS(Graphdims_get)
-HCOMM_MPI_API int PMPI_Grequest_complete([[maybe_unused]] MPI_Request request) {
-  return unsupported("MPI_Grequest_complete", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Grequest_complete)
-HCOMM_MPI_API int PMPI_Grequest_start([[maybe_unused]] MPI_Grequest_query_function* query_fn,
-                                      [[maybe_unused]] MPI_Grequest_free_function* free_fn,
-                                      [[maybe_unused]] MPI_Grequest_cancel_function* cancel_fn,
-                                      [[maybe_unused]] void* extra_state, [[maybe_unused]] MPI_Request* request) {
-  return unsupported("MPI_Grequest_start", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Grequest_start)
 HCOMM_MPI_API int PMPI_Ineighbor_allgather([[maybe_unused]] const void* sendbuf, [[maybe_unused]] int sendcount,
                                            [[maybe_unused]] MPI_Datatype sendtype, [[maybe_unused]] void* recvbuf,
                                            [[maybe_unused]] int recvcount, [[maybe_unused]] MPI_Datatype recvtype,
@@ -791,20 +770,6 @@ HCOMM_MPI_API int PMPI_Status_f2c([[maybe_unused]] const MPI_Fint* f_status, [[m
   return unsupported("MPI_Status_f2c", MPI_COMM_WORLD);
 }
 HCOMM_MPI_ALIAS(Status_f2c)
-HCOMM_MPI_API int PMPI_Status_set_cancelled([[maybe_unused]] MPI_Status* status, [[maybe_unused]] int flag) {
-  return unsupported("MPI_Status_set_cancelled", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Status_set_cancelled)
-HCOMM_MPI_API int PMPI_Status_set_elements([[maybe_unused]] MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype,
-                                           [[maybe_unused]] int count) {
-  return unsupported("MPI_Status_set_elements", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Status_set_elements)
-HCOMM_MPI_API int PMPI_Status_set_elements_x([[maybe_unused]] MPI_Status* status,
-                                             [[maybe_unused]] MPI_Datatype datatype, [[maybe_unused]] MPI_Count count) {
-  return unsupported("MPI_Status_set_elements_x", MPI_COMM_WORLD);
-}
-HCOMM_MPI_ALIAS(Status_set_elements_x)
 HCOMM_MPI_API int PMPI_T_category_changed([[maybe_unused]] int* update_number) {
   return unsupported("MPI_T_category_changed", MPI_COMM_WORLD);
 }

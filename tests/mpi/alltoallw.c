@@ -141,10 +141,7 @@ static void test_errors(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   MPI_OK(MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced));
   MPI_OK(MPI_Type_commit(&spaced));
   for (int ci = 0; ci < NUM_TEST_COUNTS; ++ci) {

@@ -118,10 +118,7 @@ static void bad_arguments(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   for (int ci = 0; ci < NUM_TEST_COUNTS; ++ci) {
     ring(test_counts[ci]);
     reuse(test_counts[ci]);

@@ -46,6 +46,14 @@ static int check_rank = -1;
     CHECK(len_ > 0 && (int)strlen(text_) == len_, "MPI_Error_string of %d: length %d for \"%s\"", rc_, len_, text_); \
   } while (0)
 
+/* MPI_Init, then this rank (which the checks print) and the world's size. */
+static inline void start_test(int* argc, char*** argv, int* rank, int* size) {
+  MPI_OK(MPI_Init(argc, argv));
+  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, size));
+  check_rank = *rank;
+}
+
 /* A status that must say source, tag and count elements of MPI_INT. */
 static inline void check_status(const MPI_Status* st, int source, int tag, int count, const char* what) {
   int got = -1;
@@ -60,8 +68,13 @@ static inline void check_status(const MPI_Status* st, int source, int tag, int c
  * MPI_Reduce with MPI_IN_PLACE at a root other than 0
  * crashes for a count of 1027 (it reads MPI_IN_PLACE as a buffer),
  * MPI_Allgatherv on one rank ignores displs, a nonblocking receive from
- * MPI_PROC_NULL leaves MPI_SOURCE 0 in its status, and MPI_LAND on
- * MPI_FLOAT passes the op's check (then fails an assertion on two ranks). */
+ * MPI_PROC_NULL leaves MPI_SOURCE 0 in its status, MPI_LAND on
+ * MPI_FLOAT passes the op's check (then fails an assertion on two ranks),
+ * MPI_Get_elements of a derived type drops bytes that end inside a basic
+ * element (instead of MPI_UNDEFINED), MPI_Status_set_elements records
+ * count elements of the type instead of count basic elements, and
+ * MPI_Request_free of a generalized request not yet completed runs its
+ * free_fn at once (MPI runs it at MPI_Grequest_complete). */
 #if defined(MPICH_VERSION)
 #define MPICH_BUGS 1
 #else

@@ -222,10 +222,7 @@ static void test_movement(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   test_movement();
   test_reductions();
   MPI_OK(MPI_Finalize());

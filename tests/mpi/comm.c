@@ -38,10 +38,7 @@ static void check_comm(MPI_Comm comm, const int* members, int n, const char* wha
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   int* members = malloc(size * sizeof(int));
   int result = -1;
 

@@ -383,10 +383,7 @@ static void bad_arguments(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   constructors();
   pack_unpack();
   MPI_OK(MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other));

@@ -11,10 +11,7 @@ static int rank, size;
 #define MPICH_ARGUMENT_GAPS MPICH_BUGS
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler));
   CHECK(handler == MPI_ERRORS_ARE_FATAL, "the default error handler is 0x%x, not MPI_ERRORS_ARE_FATAL",

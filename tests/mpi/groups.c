@@ -73,10 +73,7 @@ static void check_comm(MPI_Comm comm, const int* members, int n, const char* wha
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   CHECK(size <= 64, "this test takes at most 64 ranks");
   int all[64], reversed[64], evens[64], odds[64], n_evens = 0, n_odds = 0;
   for (int i = 0; i < size; ++i) {

@@ -8,10 +8,7 @@
 static int rank, size;
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   MPI_Comm other;
   MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &other));
   for (int ci = 0; ci < NUM_TEST_COUNTS; ++ci) {

@@ -547,10 +547,7 @@ static void errors(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   predefined_ops();
 #ifdef HCOMM_MPI
   derived_predefined();

@@ -17,10 +17,7 @@ static void check_data(const int* buf, int from, int to, int count, const char* 
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   for (int ci = 0; ci < NUM_TEST_COUNTS; ++ci) {
     const int count = test_counts[ci];

@@ -119,10 +119,7 @@ static void errors(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   /* Room for a buffered message of every count at once. */
   const int attach = 4 * (1027 * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
   void* buffer = malloc(attach);

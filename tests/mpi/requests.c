@@ -247,10 +247,7 @@ static void bad_arguments(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   for (int ci = 0; ci < NUM_TEST_COUNTS; ++ci) {
     for (int way = 0; way < NUM_WAYS; ++way) complete_some((enum Way)way, test_counts[ci]);
     get_status(test_counts[ci]);

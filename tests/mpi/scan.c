@@ -69,10 +69,7 @@ static void test_errors(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   int k = 0;
   for (int ci = 0; ci < NUM_TEST_COUNTS; ++ci)
     for (int ti = 0; ti < NTYPES; ++ti)

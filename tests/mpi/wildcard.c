@@ -4,7 +4,8 @@
  * before its receive; MPI_Mprobe / MPI_Improbe with MPI_Mrecv / MPI_Imrecv;
  * MPI_PROC_NULL and MPI_MESSAGE_NO_PROC; a synchronous send to a wildcard
  * receive; and large messages on two communicators at once, which both
- * move while a call waits on one of them. Every element checked. */
+ * move while a call (a receive, a blocking collective) waits on one of
+ * them. Every element checked. */
 #include <string.h>
 
 #include "check.h"
@@ -172,17 +173,36 @@ static void synchronous_and_sendrecv(int count) {
   MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* A dup of the world and buffers of count ints (in filled with -1) for a
+ * pair of ranks, rank and rank ^ 1 (`other`, which may be missing). */
+typedef struct {
+  MPI_Comm dup;
+  int *out, *in;
+  int other;
+} two_comms_t;
+
+static two_comms_t two_comms_begin(int count) {
+  two_comms_t t = {MPI_COMM_NULL, malloc((size_t)count * sizeof(int)), malloc((size_t)count * sizeof(int)), rank ^ 1};
+  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &t.dup));
+  for (int i = 0; i < count; ++i) t.in[i] = -1;
+  return t;
+}
+
+static void two_comms_end(two_comms_t* t) {
+  MPI_OK(MPI_Comm_free(&t->dup));
+  free(t->out);
+  free(t->in);
+}
+
 /* Large messages on two communicators: in each pair of ranks the even one
  * sends on a dup, then waits on the world for the odd one's answer, which
  * comes only once the odd one received the message on the dup: the dup's
  * message must move while the even rank waits on the world. */
 static void two_communicators(int count) {
-  MPI_Comm dup;
-  MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
-  int* out = malloc((size_t)count * sizeof(int));
-  int* in = malloc((size_t)count * sizeof(int));
-  for (int i = 0; i < count; ++i) in[i] = -1;
-  const int other = rank ^ 1;
+  two_comms_t t = two_comms_begin(count);
+  int *out = t.out, *in = t.in;
+  const MPI_Comm dup = t.dup;
+  const int other = t.other;
   if (other < size) {
     MPI_Status st;
     fill(out, rank, other, 70 + rank % 2, 0, count);
@@ -200,16 +220,34 @@ static void two_communicators(int count) {
       MPI_OK(MPI_Send(out, count, MPI_INT, other, 71, MPI_COMM_WORLD));
     }
   }
-  MPI_OK(MPI_Comm_free(&dup));
-  free(out);
-  free(in);
+  two_comms_end(&t);
+}
+
+/* A blocking collective on the world while a large message on a dup is
+ * under way: each even rank of a pair sends on the dup and joins an
+ * allreduce on the world, which its odd partner joins only once it received
+ * the message; the dup's message must move while the even rank waits in the
+ * collective. */
+static void collective_beside_a_message(int count) {
+  two_comms_t t = two_comms_begin(count);
+  MPI_Request sent = MPI_REQUEST_NULL;
+  if (t.other < size && rank % 2 == 0) {
+    fill(t.out, rank, t.other, 72, 0, count);
+    MPI_OK(MPI_Isend(t.out, count, MPI_INT, t.other, 72, t.dup, &sent));
+  } else if (t.other < size) {
+    MPI_OK(MPI_Recv(t.in, count, MPI_INT, t.other, 72, t.dup, MPI_STATUS_IGNORE));
+    check_message(t.in, t.other, 72, 0, count, 0, "a message on a dup received before a collective on the world");
+  }
+  long mine = rank + 1, sum = 0;
+  MPI_OK(MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+  CHECK(sum == (long)size * (size + 1) / 2, "MPI_Allreduce beside a message on a dup: %ld, expected %ld", sum,
+        (long)size * (size + 1) / 2);
+  MPI_OK(MPI_Wait(&sent, MPI_STATUS_IGNORE));
+  two_comms_end(&t);
 }
 
 int main(int argc, char** argv) {
-  MPI_OK(MPI_Init(&argc, &argv));
-  MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  check_rank = rank;
+  start_test(&argc, &argv, &rank, &size);
   for (int ci = 0; ci < NUM_TEST_COUNTS; ++ci) {
     const int count = test_counts[ci];
     any_source_any_tag(count, 0);
@@ -222,6 +260,7 @@ int main(int argc, char** argv) {
   probes(262147);
   proc_null();
   two_communicators(262147);
+  collective_beside_a_message(262147);
   MPI_OK(MPI_Finalize());
   return 0;
 }
