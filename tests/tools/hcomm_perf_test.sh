@@ -99,15 +99,15 @@ case_json() {
   python3 - "$WORK/rows.json" <<'PY' || fail "JSON rows as a JSON reader sees them: $json"
 import json, sys
 rows = json.load(open(sys.argv[1]))
-keys = ["collective", "dtype", "op", "root", "ranks", "inplace", "blocking", "buffers", "memory", "fresh_inputs",
-        "size_bytes", "count", "iterations", "time_us", "algbw_gbps", "busbw_gbps", "wrong", "algorithm", "forced"]
+keys = ["collective", "dtype", "op", "root", "ranks", "inplace", "blocking", "stream", "buffers", "memory",
+        "fresh_inputs", "size_bytes", "count", "iterations", "time_us", "algbw_gbps", "busbw_gbps", "wrong", "algorithm", "forced"]
 assert [list(row) for row in rows] == [keys] * 4, rows
 assert [(row["size_bytes"], row["count"]) for row in rows] == [(8, 1), (16, 2), (32, 4), (64, 8)], rows
 for row in rows:
-    assert {k: row[k] for k in keys[:10] + ["iterations", "wrong", "forced"]} == {
+    assert {k: row[k] for k in keys[:11] + ["iterations", "wrong", "forced"]} == {
         "collective": "allreduce", "dtype": "int64", "op": "sum", "root": None, "ranks": 2, "inplace": False,
-        "blocking": True, "buffers": "malloc", "memory": "host", "fresh_inputs": False, "iterations": 1, "wrong": 0,
-        "forced": None}, row
+        "blocking": True, "stream": False, "buffers": "malloc", "memory": "host", "fresh_inputs": False,
+        "iterations": 1, "wrong": 0, "forced": None}, row
     assert row["time_us"] > 0 and row["algbw_gbps"] > 0 and row["busbw_gbps"] > 0 and row["algorithm"], row
 PY
 }
@@ -232,6 +232,14 @@ case_memory_cuda() {
       expect_rc 0
       expect_rows 5
     done
+    # Stream-ordered, every element checked, the header and the JSON saying so.
+    for coll in allreduce allgather alltoall; do
+      perf "$ranks" -c "$coll" -d float32 -b 4 -e 16M -f 64 -w 1 -n 2 --memory cuda --stream --json "$WORK/rows.json"
+      expect_rc 0
+      expect_rows 5
+      head -1 "$WORK/out" | grep -qF "stream-ordered" || fail "the header does not say stream-ordered ($coll)"
+      [ "$(grep -c '"stream": true' "$WORK/rows.json")" -eq 5 ] || fail "JSON stream of $coll"
+    done
   done
 }
 
@@ -247,6 +255,12 @@ case_memory_cuda_absent() {
   perf 1 -b 8 -e 64 --memory cuda --buffers register
   expect_rc 2
   expect_err "with --memory cuda take malloc (cudaMalloc) or alloc (hcomm_mem_alloc_device)"
+  perf 1 -b 8 -e 64 --stream
+  expect_rc 2
+  expect_err "--stream queues the calls on a CUDA stream: it needs --memory cuda"
+  perf 1 -b 8 -e 64 --memory cuda --stream --nonblocking
+  expect_rc 2
+  expect_err "a call is stream-ordered or nonblocking, not both"
 }
 
 # --fresh-inputs: the inputs written before every call (peers that read them

@@ -213,7 +213,8 @@ Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
                       .dtype = options_.dtype,
                       .op = options_.op,
                       .root = options_.root,
-                      .comm = comm_.get()};
+                      .comm = comm_.get(),
+                      .stream = options_.stream ? device::stream() : nullptr};
   const auto start = std::chrono::steady_clock::now();
   run_call(args);
   elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -225,6 +226,7 @@ Mismatch Benchmark::iterate(const SweepPoint& point, double& elapsed_s) {
 void Benchmark::run_call(const CallArgs& args) const {
   if (options_.blocking) {
     check(collective_.call(args), collective_.call_name);
+    if (args.stream) device::synchronize(args.stream);  // the call's work is done when its stream is
     return;
   }
   hcomm_request_t request = nullptr;

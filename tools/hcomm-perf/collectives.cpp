@@ -85,59 +85,59 @@ const EqualBlocks& equal_blocks(size_t count, hcomm_comm_t comm) {
 }
 
 hcomm_result_t allreduce(const CallArgs& a) {
-  return hcomm_allreduce(a.send, a.recv, a.count, a.dtype, a.op, a.comm, nullptr);
+  return hcomm_allreduce(a.send, a.recv, a.count, a.dtype, a.op, a.comm, a.stream);
 }
 hcomm_result_t iallreduce(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_iallreduce(a.send, a.recv, a.count, a.dtype, a.op, a.comm, request);
 }
 hcomm_result_t broadcast(const CallArgs& a) {
-  return hcomm_broadcast(a.send, a.recv, a.count, a.dtype, a.root, a.comm, nullptr);
+  return hcomm_broadcast(a.send, a.recv, a.count, a.dtype, a.root, a.comm, a.stream);
 }
 hcomm_result_t ibroadcast(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_ibroadcast(a.send, a.recv, a.count, a.dtype, a.root, a.comm, request);
 }
 hcomm_result_t reduce(const CallArgs& a) {
-  return hcomm_reduce(a.send, a.recv, a.count, a.dtype, a.op, a.root, a.comm, nullptr);
+  return hcomm_reduce(a.send, a.recv, a.count, a.dtype, a.op, a.root, a.comm, a.stream);
 }
 hcomm_result_t ireduce(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_ireduce(a.send, a.recv, a.count, a.dtype, a.op, a.root, a.comm, request);
 }
 hcomm_result_t allgather(const CallArgs& a) {
-  return hcomm_allgather(a.send, a.recv, a.count, a.dtype, a.comm, nullptr);
+  return hcomm_allgather(a.send, a.recv, a.count, a.dtype, a.comm, a.stream);
 }
 hcomm_result_t iallgather(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_iallgather(a.send, a.recv, a.count, a.dtype, a.comm, request);
 }
 hcomm_result_t allgatherv(const CallArgs& a) {
   const EqualBlocks& b = equal_blocks(a.count, a.comm);
-  return hcomm_allgatherv(a.send, a.recv, b.counts.data(), b.displs.data(), a.dtype, a.comm, nullptr);
+  return hcomm_allgatherv(a.send, a.recv, b.counts.data(), b.displs.data(), a.dtype, a.comm, a.stream);
 }
 hcomm_result_t iallgatherv(const CallArgs& a, hcomm_request_t* request) {
   const EqualBlocks& b = equal_blocks(a.count, a.comm);
   return hcomm_iallgatherv(a.send, a.recv, b.counts.data(), b.displs.data(), a.dtype, a.comm, request);
 }
 hcomm_result_t reduce_scatter(const CallArgs& a) {
-  return hcomm_reduce_scatter(a.send, a.recv, a.count, a.dtype, a.op, a.comm, nullptr);
+  return hcomm_reduce_scatter(a.send, a.recv, a.count, a.dtype, a.op, a.comm, a.stream);
 }
 hcomm_result_t ireduce_scatter(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_ireduce_scatter(a.send, a.recv, a.count, a.dtype, a.op, a.comm, request);
 }
 hcomm_result_t reduce_scatter_v(const CallArgs& a) {
   const EqualBlocks& b = equal_blocks(a.count, a.comm);
-  return hcomm_reduce_scatter_v(a.send, a.recv, b.counts.data(), a.dtype, a.op, a.comm, nullptr);
+  return hcomm_reduce_scatter_v(a.send, a.recv, b.counts.data(), a.dtype, a.op, a.comm, a.stream);
 }
 hcomm_result_t ireduce_scatter_v(const CallArgs& a, hcomm_request_t* request) {
   const EqualBlocks& b = equal_blocks(a.count, a.comm);
   return hcomm_ireduce_scatter_v(a.send, a.recv, b.counts.data(), a.dtype, a.op, a.comm, request);
 }
-hcomm_result_t alltoall(const CallArgs& a) { return hcomm_alltoall(a.send, a.recv, a.count, a.dtype, a.comm, nullptr); }
+hcomm_result_t alltoall(const CallArgs& a) { return hcomm_alltoall(a.send, a.recv, a.count, a.dtype, a.comm, a.stream); }
 hcomm_result_t ialltoall(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_ialltoall(a.send, a.recv, a.count, a.dtype, a.comm, request);
 }
 hcomm_result_t alltoallv(const CallArgs& a) {
   const EqualBlocks& b = equal_blocks(a.count, a.comm);
   return hcomm_alltoallv(a.send, b.counts.data(), b.displs.data(), a.recv, b.counts.data(), b.displs.data(), a.dtype,
-                         a.comm, nullptr);
+                         a.comm, a.stream);
 }
 hcomm_result_t ialltoallv(const CallArgs& a, hcomm_request_t* request) {
   const EqualBlocks& b = equal_blocks(a.count, a.comm);
@@ -145,28 +145,28 @@ hcomm_result_t ialltoallv(const CallArgs& a, hcomm_request_t* request) {
                           a.comm, request);
 }
 hcomm_result_t gather(const CallArgs& a) {
-  return hcomm_gather(a.send, a.recv, a.count, a.dtype, a.root, a.comm, nullptr);
+  return hcomm_gather(a.send, a.recv, a.count, a.dtype, a.root, a.comm, a.stream);
 }
 hcomm_result_t igather(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_igather(a.send, a.recv, a.count, a.dtype, a.root, a.comm, request);
 }
 hcomm_result_t scatter(const CallArgs& a) {
-  return hcomm_scatter(a.send, a.recv, a.count, a.dtype, a.root, a.comm, nullptr);
+  return hcomm_scatter(a.send, a.recv, a.count, a.dtype, a.root, a.comm, a.stream);
 }
 hcomm_result_t iscatter(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_iscatter(a.send, a.recv, a.count, a.dtype, a.root, a.comm, request);
 }
-hcomm_result_t scan(const CallArgs& a) { return hcomm_scan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, nullptr); }
+hcomm_result_t scan(const CallArgs& a) { return hcomm_scan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, a.stream); }
 hcomm_result_t iscan(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_iscan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, request);
 }
 hcomm_result_t exscan(const CallArgs& a) {
-  return hcomm_exscan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, nullptr);
+  return hcomm_exscan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, a.stream);
 }
 hcomm_result_t iexscan(const CallArgs& a, hcomm_request_t* request) {
   return hcomm_iexscan(a.send, a.recv, a.count, a.dtype, a.op, a.comm, request);
 }
-hcomm_result_t barrier(const CallArgs& a) { return hcomm_barrier(a.comm, nullptr); }
+hcomm_result_t barrier(const CallArgs& a) { return hcomm_barrier(a.comm, a.stream); }
 hcomm_result_t ibarrier(const CallArgs& a, hcomm_request_t* request) { return hcomm_ibarrier(a.comm, request); }
 
 const std::array kCollectives = {

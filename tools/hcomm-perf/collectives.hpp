@@ -19,6 +19,7 @@ struct CallArgs {
   hcomm_op_t op;
   int root;
   hcomm_comm_t comm;
+  void* stream = nullptr;  // the blocking form's stream: NULL, or a CUDA stream (--stream)
 };
 
 // Where one call's data lies on this rank, in elements of the dtype. The

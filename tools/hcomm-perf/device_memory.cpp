@@ -39,6 +39,17 @@ void within_device(void* dst, const void* src, size_t bytes) {
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy on the device");
 }
 
+void* stream() {
+  static cudaStream_t made = [] {
+    cudaStream_t s = nullptr;
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    return s;
+  }();
+  return made;
+}
+
+void synchronize(void* s) { check(cudaStreamSynchronize(static_cast<cudaStream_t>(s)), "cudaStreamSynchronize"); }
+
 #else
 
 namespace {
@@ -54,6 +65,8 @@ void release(void*) {}
 void to_device(void*, const void*, size_t) { absent(); }
 void to_host(void*, const void*, size_t) { absent(); }
 void within_device(void*, const void*, size_t) { absent(); }
+void* stream() { absent(); }
+void synchronize(void*) { absent(); }
 
 #endif
 

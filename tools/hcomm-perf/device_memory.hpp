@@ -13,5 +13,8 @@ void release(void* ptr);
 void to_device(void* dst, const void* src, size_t bytes);
 void to_host(void* dst, const void* src, size_t bytes);
 void within_device(void* dst, const void* src, size_t bytes);
+// --stream: hcomm-perf's stream (made at the first call), and the wait for its work.
+void* stream();
+void synchronize(void* stream);
 
 }  // namespace hcomm::perf::device

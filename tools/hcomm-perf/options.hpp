@@ -99,6 +99,7 @@ struct Options {
   bool inplace = false;
   bool check = true;
   bool blocking = true;
+  bool stream = false;  // stream-ordered calls on a CUDA stream, each timed to the stream's end
   Buffers buffers = Buffers::Malloc;
   Memory memory = Memory::Host;
   bool fresh_inputs = false;        // every cache line of the input written before each call (untimed)
@@ -219,6 +220,10 @@ inline void check_combinations(Options& options, std::span<const std::string_vie
   if (options.memory == Memory::Cuda && options.buffers == Buffers::Register)
     refuse("--buffers register registers host memory: with --memory cuda take malloc (cudaMalloc) or alloc "
            "(hcomm_mem_alloc_device)");
+  if (options.stream && options.memory != Memory::Cuda)
+    refuse("--stream queues the calls on a CUDA stream: it needs --memory cuda");
+  if (options.stream && !options.blocking)
+    refuse("--stream and --nonblocking: a call is stream-ordered or nonblocking, not both");
   if (options.memory == Memory::Cuda && !options.calibrate_path.empty())
     refuse("--calibrate measures host memory's links: it does not combine with --memory cuda");
   if (options.min_bytes > options.max_bytes)
@@ -275,6 +280,9 @@ inline void define_options(CLI::App& app, Options& o, std::span<const std::strin
   tools::add_switch(app, "--check,!--no-check", o.check,
                     "Check every element of every iteration, each call then starting after a barrier; or not, the calls "
                     "back to back (default: check)");
+  tools::add_switch(app, "--stream", o.stream,
+                    "Stream-ordered calls (with --memory cuda): each queued on a CUDA stream of hcomm-perf's and "
+                    "timed until that stream is done");
   tools::add_switch(app, "--blocking,!--nonblocking", o.blocking,
                     "Blocking calls, or the i-forms and hcomm_wait (default: blocking)");
   add_named(app, "--buffers", o.buffers, kBuffers, &BuffersInfo::buffers, "KIND",

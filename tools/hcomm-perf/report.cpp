@@ -55,7 +55,7 @@ std::string run_description(const Options& options, const Collective& collective
   if (collective.uses_root) run += " root " + columns.root + ",";
   run += " " + std::to_string(nranks) + (nranks == 1 ? " rank, " : " ranks, ");
   if (collective.uses_data()) run += options.inplace ? "in place, " : "out of place, ";
-  run += options.blocking ? "blocking" : "nonblocking";
+  run += options.stream ? "stream-ordered" : options.blocking ? "blocking" : "nonblocking";
   if (options.memory == Memory::Cuda && collective.uses_data())
     run += options.buffers == Buffers::Alloc ? ", device buffers from hcomm_mem_alloc_device"
                                              : ", device buffers from cudaMalloc";
@@ -110,6 +110,7 @@ void Report::write_json() const {
                     {"ranks", nranks_},
                     {"inplace", options_.inplace},
                     {"blocking", options_.blocking},
+                    {"stream", options_.stream},
                     {"buffers", std::string(buffers_info(options_.buffers).name)},
                     {"memory", std::string(kMemories.at(static_cast<size_t>(options_.memory)).name)},
                     {"fresh_inputs", options_.fresh_inputs},
