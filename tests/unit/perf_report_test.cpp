@@ -69,11 +69,11 @@ TEST(PerfReport, JsonRowsHaveTheirKeysAndValues) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : doc[0].items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"collective", "dtype", "op", "root", "ranks", "inplace", "blocking",
-                                            "buffers", "memory", "fresh_inputs", "size_bytes", "count", "iterations",
-                                            "time_us",
-                                            "algbw_gbps", "busbw_gbps", "wrong", "algorithm", "forced"}));
+                                            "stream", "buffers", "memory", "fresh_inputs", "size_bytes", "count",
+                                            "iterations", "time_us", "algbw_gbps", "busbw_gbps", "wrong", "algorithm",
+                                            "forced"}));
   EXPECT_EQ(doc[0], nlohmann::ordered_json::parse(R"({"collective": "allreduce", "dtype": "int32", "op": "max",
-      "root": null, "ranks": 3, "inplace": true, "blocking": true, "buffers": "malloc", "memory": "host",
+      "root": null, "ranks": 3, "inplace": true, "blocking": true, "stream": false, "buffers": "malloc", "memory": "host",
       "fresh_inputs": false,
       "size_bytes": 8, "count": 2, "iterations": 20, "time_us": 1.235, "algbw_gbps": 0.00648, "busbw_gbps": 0.00972,
       "wrong": 0, "algorithm": "ring \"fast\" \\ one", "forced": "ring \"fast\" \\ one"})"));
