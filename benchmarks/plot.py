@@ -33,7 +33,8 @@ MPI_SCHEMA = "hcomm-compare-mpi/1"
 MPI_ROW_KEYS = ("collective", "ranks", "inputs", "buffers", "size_bytes", "hcomm_us", "openmpi_us", "mpich_us",
                 "algorithm")
 # Descriptions of a hcomm-perf run: shared ones go to the title, the others to each series' label.
-PERF_CONFIG = ("collective", "dtype", "op", "ranks", "buffers", "fresh_inputs", "inplace", "blocking", "forced")
+PERF_CONFIG = ("collective", "dtype", "op", "ranks", "buffers", "fresh_inputs", "inplace", "blocking", "stream",
+               "forced")
 # hcomm_mpi_us (HComm through its MPI face) is absent from older files.
 LIBRARIES = (("hcomm_us", "HComm", "tab:blue"), ("hcomm_mpi_us", "HComm's MPI", "tab:purple"),
              ("openmpi_us", "Open MPI", "tab:orange"), ("mpich_us", "MPICH", "tab:green"))
@@ -144,6 +145,9 @@ def config_text(config):
         elif k == "forced":
             if v:
                 parts.append(f"forced {v}")
+        elif k == "stream":  # absent from files before hcomm-perf --stream
+            if v:
+                parts.append("stream-ordered")
         elif k == "buffers":
             parts.append(f"{v} buffers")
         elif v is not None:
