@@ -190,6 +190,39 @@ TEST_F(EmulatedDevice, NonblockingCallsOnDeviceBuffersCompleteThroughTheirReques
   }
 }
 
+#ifdef HCOMM_TEST_HAVE_UCX
+// A transport that takes calls from the thread that made it only: the
+// stream-ordered call and the nonblocking one on device buffers are refused,
+// saying what to do, and the communicator goes on with blocking calls.
+TEST_F(EmulatedDevice, TransportsOfOneThreadRefuseStreamOrderedCalls) {
+  const int n = 2;
+  Job job(n, "ucx", "30");
+  for (int r = 0; r < n; ++r)
+    job.spawn(r, [&](hcomm_comm_t comm, Outcome& out) {
+      void* stream = nullptr;
+      device().stream_create(&stream);
+      float* data = nullptr;
+      if (failed(out, hcomm_mem_alloc_device(reinterpret_cast<void**>(&data), 64), "hcomm_mem_alloc_device")) return;
+      data[0] = 1.0f;
+      hcomm_request_t request = nullptr;
+      if (hcomm_allreduce(data, data, 1, HCOMM_FLOAT32, HCOMM_SUM, comm, stream) != HCOMM_ERR_UNSUPPORTED ||
+          !std::strstr(hcomm_get_last_error(), "HCOMM_TRANSPORTS=shm,tcp"))
+        return wrong(out, std::string("the stream-ordered call over ucx: ") + hcomm_get_last_error());
+      if (hcomm_iallreduce(data, data, 1, HCOMM_FLOAT32, HCOMM_SUM, comm, &request) != HCOMM_ERR_UNSUPPORTED || request)
+        return wrong(out, std::string("the nonblocking call on device buffers over ucx: ") + hcomm_get_last_error());
+      if (failed(out, hcomm_allreduce(data, data, 1, HCOMM_FLOAT32, HCOMM_SUM, comm, nullptr), "hcomm_allreduce"))
+        return;
+      if (data[0] != static_cast<float>(n)) return wrong(out, "the blocking call after them is wrong");
+      out.rc = hcomm_comm_destroy(comm);
+    });
+  const std::vector<int> status = job.join(60);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_NE(status[r], -1) << "rank " << r << " hung";
+    EXPECT_EQ(job.outcome(r).rc, HCOMM_SUCCESS) << "rank " << r << ": " << job.outcome(r).message;
+  }
+}
+#endif
+
 TEST_F(EmulatedDevice, AKilledPeerFailsTheOthersStreamWorkWhichGoesOn) {
   const int n = 3, victim = 1;
   constexpr size_t kCount = 4096;
