@@ -17,7 +17,7 @@ bundle=${2:-build-dev}
 }
 rm -rf "$bundle/bin" "$bundle/lib" "$bundle/deps"
 mkdir -p "$bundle/bin" "$bundle/lib/hcomm" "$bundle/deps"
-cp "$build"/bin/{hcomm-run,hcomm-info,hcomm-perf,hcomm_cuda_tests,hcomm_cuda_stream_fault_test,hcomm_device_reduce_bench,hcomm_device_allreduce_bench,hcomm_collectives_test} \
+cp "$build"/bin/{hcomm-run,hcomm-info,hcomm-perf,hcomm_cuda_tests,hcomm_stream_order_test,hcomm_device_reduce_bench,hcomm_device_allreduce_bench,hcomm_collectives_test} \
   "$bundle/bin/"
 cp -a "$build"/lib/libhcomm.so* "$build"/lib/libmpi.so* "$bundle/lib/"
 cp "$build"/lib/hcomm/*.so "$bundle/lib/hcomm/"
@@ -26,8 +26,8 @@ for lib in $(ldd "$build/lib/libhcomm.so" | awk '/hwloc|pmix|munge|libevent/ {pr
 strip --strip-debug "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/hcomm/*.so 2>/dev/null || true
 cat > "$bundle/run-gpu-tests.sh" <<'RUN'
 #!/usr/bin/env bash
-# The GPU tests: the CUDA device plugin's, stream-ordered calls when a peer
-# dies, then every collective on device buffers on 2 and 3 ranks of one GPU,
+# The GPU tests: the CUDA device plugin's, the stream-ordered calls' (order,
+# nonblocking requests, a peer that dies), then every collective on device buffers on 2 and 3 ranks of one GPU,
 # blocking, stream-ordered and graph-captured, then hcomm-perf on device
 # buffers.
 # Exits non-zero if any failed.
@@ -36,7 +36,7 @@ export LD_LIBRARY_PATH=$here/lib:$here/deps HCOMM_PLUGIN_PATH=$here/lib/hcomm
 export HCOMM_TIMEOUT=60 HCOMM_BOOTSTRAP_ADDR=127.0.0.1 HCOMM_TCP_IF_ADDR=127.0.0.1
 fails=0
 "$here/bin/hcomm_cuda_tests" || fails=$((fails + 1))
-"$here/bin/hcomm_cuda_stream_fault_test" || fails=$((fails + 1))
+"$here/bin/hcomm_stream_order_test" --gtest_filter="*/cuda" || fails=$((fails + 1))
 # ORDERS: host (blocking), stream (stream-ordered, in 64 KiB pieces where the
 # collective is elementwise), graph (captured and replayed); RANKS likewise.
 for order in ${ORDERS:-host stream graph}; do
