@@ -59,14 +59,20 @@ StreamOrder::StreamOrder(Communicator& comm, const device::Accelerator& accelera
     }
     accelerator_.check(device_.event_create(&caller_event_), "creating an event");
   } catch (...) {
-    for (Lane& lane : lanes_) {
-      if (lane.stream) device_.stream_destroy(lane.stream);
-      if (lane.ready) device_.event_destroy(lane.ready);
-      if (lane.done) device_.event_destroy(lane.done);
-    }
+    release_lanes();
     throw;
   }
   thread_ = std::thread([this] { run(); });
+}
+
+void StreamOrder::release_lanes() {
+  for (Lane& lane : lanes_) {
+    if (lane.stream) device_.synchronize(lane.stream);
+    if (lane.stream) device_.stream_destroy(lane.stream);
+    if (lane.ready) device_.event_destroy(lane.ready);
+    if (lane.done) device_.event_destroy(lane.done);
+  }
+  if (caller_event_) device_.event_destroy(caller_event_);
 }
 
 StreamOrder::~StreamOrder() {
@@ -77,13 +83,7 @@ StreamOrder::~StreamOrder() {
   }
   changed_.notify_all();
   thread_.join();
-  for (Lane& lane : lanes_) {
-    device_.synchronize(lane.stream);
-    device_.stream_destroy(lane.stream);
-    device_.event_destroy(lane.ready);
-    device_.event_destroy(lane.done);
-  }
-  device_.event_destroy(caller_event_);
+  release_lanes();
   for (auto& [area, bytes] : free_staging_) accelerator_.free_pinned(area);
   for (auto& call : graph_calls_) accelerator_.free_pinned(call->area);
 }
@@ -97,11 +97,9 @@ void StreamOrder::enqueue(void* stream, std::vector<Piece> pieces, const std::sh
   accelerator_.check(device_.capturing(stream, &capturing), "asking whether the stream is captured");
   const auto check = [&](hcomm_result_t rc, const char* what) { accelerator_.check(rc, what); };
   check(device_.event_record(caller_event_, stream), "marking the caller's stream");
-  std::vector<bool> used(lanes_.size());
+  const size_t first_lane = next_lane_;
   for (Piece& piece : pieces) {
-    const size_t l = next_lane_++ % lanes_.size();
-    Lane& lane = lanes_[l];
-    used[l] = true;
+    Lane& lane = lanes_[next_lane_++ % lanes_.size()];
     auto call = std::make_unique<Call>(Call{.owner = this, .start = std::move(piece.start), .ticket = ticket});
     std::tie(call->area, call->area_bytes) = take_staging(kFlagBytes + piece.staging.bytes);
     call->has_staging = piece.staging.bytes > 0;
@@ -147,13 +145,14 @@ void StreamOrder::enqueue(void* stream, std::vector<Piece> pieces, const std::sh
       throw;
     }
   }
-  // The caller's stream goes on once every piece is done; a nonblocking
-  // call's request waits for them instead.
+  // The caller's stream goes on once every piece is done (the pieces took
+  // the lanes in turn: the last mark of each lane used covers them); a
+  // nonblocking call's request waits for them instead.
   if (ticket) return;
   try {
-    for (size_t l = 0; l < lanes_.size(); ++l)
-      if (used[l])
-        check(device_.stream_wait_event(stream, lanes_[l].done), "making the caller's stream wait for the call");
+    for (size_t k = 0; k < std::min(pieces.size(), lanes_.size()); ++k)
+      check(device_.stream_wait_event(stream, lanes_[(first_lane + k) % lanes_.size()].done),
+            "making the caller's stream wait for the call");
   } catch (const Error& e) {
     record(e);
     throw;

@@ -80,6 +80,7 @@ class StreamOrder {
   void run();
   void finish(Call& call, bool ok);
   void record(const Error& e);  // the first failure
+  void release_lanes();  // after their work: streams and events
   // A pinned area of at least `bytes` (its flag 0) and its size.
   std::pair<uint8_t*, size_t> take_staging(size_t bytes);
   void return_staging(uint8_t* area, size_t bytes);
