@@ -125,7 +125,6 @@ void start(Job& job, const Case& c, const CollectiveTest& test, Setup& s, hcomm_
 
 // --memory cuda|emulated: the calls get device buffers.
 std::unique_ptr<DeviceMemory> g_device;
-bool g_device_memory = false;
 // --order stream|graph (with --memory): blocking calls are stream-ordered, or captured into a CUDA graph.
 enum class Order { kHost, kStream, kGraph };
 Order g_order = Order::kHost;
@@ -239,7 +238,7 @@ hcomm_result_t call_on_device(Job& job, const Case& c, const CollectiveTest& tes
 void run_case(Job& job, const CollectiveTest& test, const Case& c) {
   Setup s;
   test.prepare(c, job.ranks, s);
-  if (g_device_memory) {
+  if (g_device) {
     hcomm_request_t request = nullptr;
     const hcomm_result_t rc = call_on_device(job, c, test, s, c.nonblocking ? &request : nullptr);
     if (rc != HCOMM_SUCCESS) job.fatal(describe(c, test) + " (device buffers)", rc);
@@ -353,15 +352,15 @@ void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
       elsewhere += algorithm_used(job, c) != algorithm;
       run_case(job, test, c);
     }
-    if (!g_device_memory) run_in_flight(job, in_flight(test, algorithm, job.ranks.size));
-    cases += all.size() + (g_device_memory ? 0 : 4);
+    if (!g_device) run_in_flight(job, in_flight(test, algorithm, job.ranks.size));
+    cases += all.size() + (g_device ? 0 : 4);
     tally.push_back(algorithm + (elsewhere ? " (" + std::to_string(elsewhere) + " of " + std::to_string(all.size()) +
                                                  " cases go to another algorithm)"
                                            : ""));
   }
   job.check(hcomm_comm_force_algorithm(job.comm, test.coll, nullptr), "hcomm_comm_force_algorithm(NULL)");
   // A user op on device buffers: refused (user ops run on the host).
-  if (g_device_memory && test.reduces) {
+  if (g_device && test.reduces) {
     Case u{.coll = test.coll, .dtype = HCOMM_INT32, .op = HCOMM_SUM, .count = 7, .root = 0};
     Setup us;
     test.prepare(u, job.ranks, us);
@@ -372,7 +371,7 @@ void test_collective(Job& job, const CollectiveTest& test, const Options& o) {
       job.fail(std::string(test.name) + " with a user op on device buffers: expected HCOMM_ERR_UNSUPPORTED, got " +
                hcomm_result_string(user_rc));
   }
-  job.summary(std::string(g_device_memory ? "device memory: " : "") + std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
+  job.summary(std::string(g_device ? "device memory: " : "") + std::string(test.name) + ", each of " + std::to_string(algorithms.size()) + " algorithm(s) forced (" +
               join(tally) + "): " + std::to_string(cases) + " cases");
 }
 
@@ -507,8 +506,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no test group '%s'\n", options.group.c_str());
     return 2;
   }
-  g_device_memory = !options.memory.empty();
-  if (g_order != Order::kHost && !g_device_memory) {
+  if (g_order != Order::kHost && options.memory.empty()) {
     std::fprintf(stderr, "--order stream|graph: with --memory only\n");
     return 2;
   }
@@ -516,7 +514,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--order graph: with --memory cuda only\n");
     return 2;
   }
-  if (g_device_memory && !test) {
+  if (!options.memory.empty() && !test) {
     std::fprintf(stderr, "--memory: for the collective groups only, not '%s'\n", options.group.c_str());
     return 2;
   }
