@@ -300,6 +300,8 @@ Layouts zero_layouts(Request& r, const Comm& c) {
   return {0, n, 2 * n, 3 * n};
 }
 
+// HComm's alltoallv on byte layouts in r.counts (MPI_Alltoallv's, and the
+// one-sided ones above); a side without a buffer gets a placeholder.
 void alltoallv_bytes(const Comm& c, Request& r, const void* send, void* recv, const Layouts& l) {
   const void* from = send ? send : &unused_send;
   void* into = recv ? recv : &unused_recv;
@@ -404,9 +406,7 @@ void alltoallv(const Comm& c, Request& r, const void* send, const int* sendcount
     send = staged(r, r.packed_in, send, sendtype, blocks(sendcounts, sdispls, c), true, false);
   }
   recv = staged(r, r.packed_out, recv, recvtype, blocks(recvcounts, rdispls, c), in_place(send), true);
-  const void* from = in_place(send) ? recv : send;
-  run(r, HCOMM_MPI_FORMS(alltoallv), from, &r.counts[l.send_counts], &r.counts[l.send_displs], recv,
-      &r.counts[l.recv_counts], &r.counts[l.recv_displs], HCOMM_UINT8, c.h);
+  alltoallv_bytes(c, r, in_place(send) ? recv : send, recv, l);
 }
 
 // One side of an alltoallw as HComm's alltoallv takes it, in bytes: block i
